@@ -1,0 +1,364 @@
+//! Aliases and providers: from a word the user typed to a [`Route`].
+
+use std::collections::BTreeMap;
+
+use crate::config::{AliasTarget, Config};
+use crate::error::{Error, Result};
+
+/// Words that are never aliases.
+pub(crate) const RESERVED: &[&str] = &[
+    "init",
+    "list",
+    "default",
+    "completions",
+    "serve",
+    "chat",
+    "reply",
+    "json",
+    "cmd",
+    "run",
+    "yolo",
+    "help",
+];
+
+/// The Python tool's default aliases (alias, provider, model), plus `echo`.
+pub(crate) const BUILTIN: &[(&str, &str, &str)] = &[
+    // Claude Code
+    ("claude", "claude", "sonnet"),
+    ("haiku", "claude", "haiku"),
+    ("sonnet", "claude", "sonnet"),
+    ("opus", "claude", "opus"),
+    ("opus-m", "claude", "opus@medium"),
+    ("opus-h", "claude", "opus@high"),
+    // Codex CLI
+    ("codex", "codex", "gpt-5.3-codex"),
+    ("codex-m", "codex", "gpt-5.3-codex@medium"),
+    ("codex-h", "codex", "gpt-5.3-codex@high"),
+    ("codex-xh", "codex", "gpt-5.3-codex@xhigh"),
+    ("gpt", "codex", "gpt-5.2"),
+    ("codex-max", "codex", "gpt-5.1-codex-max"),
+    ("codex-mini", "codex", "gpt-5.1-codex-mini"),
+    // Gemini CLI
+    ("gemini", "gemini", "gemini-3-flash-preview"),
+    ("pro", "gemini", "gemini-3-pro-preview"),
+    ("flash", "gemini", "gemini-3-flash-preview"),
+    ("pro-2.5", "gemini", "gemini-2.5-pro"),
+    ("flash-2.5", "gemini", "gemini-2.5-flash"),
+    ("flash-lite", "gemini", "gemini-2.5-flash-lite"),
+    // Qwen Code
+    ("qwen", "qwen", "coder-model"),
+    ("qwen-vision", "qwen", "vision-model"),
+    // Ollama (local)
+    ("ollama", "ollama", "llama3"),
+    // GLM (Zhipu AI)
+    ("glm", "glm", "glm-5"),
+    ("glm5", "glm", "glm-5"),
+    ("glm4", "glm", "glm-4.7"),
+    ("glm-air", "glm", "glm-4.5-air"),
+    // OpenRouter, free models
+    ("mimo", "openrouter", "xiaomi/mimo-v2-flash:free"),
+    ("olmo", "openrouter", "allenai/olmo-3.1-32b-think:free"),
+    (
+        "deepseek",
+        "openrouter",
+        "nex-agi/deepseek-v3.1-nex-n1:free",
+    ),
+    (
+        "chimera",
+        "openrouter",
+        "tngtech/deepseek-r1t2-chimera:free",
+    ),
+    ("devstral", "openrouter", "mistralai/devstral-2512:free"),
+    ("oss", "openrouter", "openai/gpt-oss-120b:free"),
+    // No AI at all: replies with an account of what it received.
+    ("echo", "echo", "echo"),
+];
+
+/// The backend CLIs `ai` knows how to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cli {
+    Claude,
+    Codex,
+    Gemini,
+    Qwen,
+    Ollama,
+}
+
+impl Cli {
+    pub(crate) const ALL: [Cli; 5] = [Cli::Claude, Cli::Codex, Cli::Gemini, Cli::Qwen, Cli::Ollama];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Cli::Claude => "claude",
+            Cli::Codex => "codex",
+            Cli::Gemini => "gemini",
+            Cli::Qwen => "qwen",
+            Cli::Ollama => "ollama",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Cli> {
+        Cli::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// HTTP providers (issue #4): known names, so routes and `ai list` can speak of them.
+pub(crate) const HTTP_PROVIDERS: &[(&str, &str)] = &[
+    ("openai", "OPENAI_API_KEY"),
+    ("openrouter", "OPENROUTER_API_KEY"),
+    ("anthropic", "ANTHROPIC_API_KEY"),
+    ("gemini-api", "GEMINI_API_KEY"),
+    ("ollama-api", ""),
+    ("azure", "AZURE_OPENAI_API_KEY"),
+    ("glm", "ZHIPU_API_KEY"),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Provider {
+    Cli(Cli),
+    /// A CLI declared under `backends` in config.
+    Custom(String),
+    Http(&'static str),
+    Echo,
+}
+
+impl Provider {
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Provider::Cli(c) => c.name(),
+            Provider::Custom(n) => n,
+            Provider::Http(n) => n,
+            Provider::Echo => "echo",
+        }
+    }
+
+    /// Resolve a provider name; custom backends in config win over built-in names.
+    pub(crate) fn lookup(name: &str, config: &Config) -> Option<Provider> {
+        if config.backends.contains_key(name) {
+            return Some(Provider::Custom(name.to_owned()));
+        }
+        if name == "echo" {
+            return Some(Provider::Echo);
+        }
+        if let Some(cli) = Cli::from_name(name) {
+            return Some(Provider::Cli(cli));
+        }
+        HTTP_PROVIDERS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, _)| Provider::Http(n))
+    }
+}
+
+/// Where a prompt goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    /// What the user typed (`sonnet`, `claude:opus`, `opus@high`).
+    pub(crate) label: String,
+    pub(crate) provider: Provider,
+    pub(crate) model: String,
+    /// `@effort` suffix, for the CLIs that take one.
+    pub(crate) effort: Option<String>,
+}
+
+/// All aliases visible now: built-ins, overridden and extended by config.
+pub(crate) fn table(config: &Config) -> BTreeMap<String, (AliasTarget, bool)> {
+    let mut all: BTreeMap<String, (AliasTarget, bool)> = BUILTIN
+        .iter()
+        .map(|(a, p, m)| {
+            (
+                (*a).to_owned(),
+                (AliasTarget((*p).to_owned(), (*m).to_owned()), true),
+            )
+        })
+        .collect();
+    for (alias, target) in &config.aliases {
+        all.insert(alias.clone(), (target.clone(), false));
+    }
+    all
+}
+
+fn target_of(word: &str, config: &Config) -> Option<AliasTarget> {
+    if let Some(t) = config.aliases.get(word) {
+        return Some(t.clone());
+    }
+    BUILTIN
+        .iter()
+        .find(|(a, _, _)| *a == word)
+        .map(|(_, p, m)| AliasTarget((*p).to_owned(), (*m).to_owned()))
+}
+
+/// Split a trailing `@effort` off a model name.
+fn split_effort(model: &str) -> (String, Option<String>) {
+    match model.rsplit_once('@') {
+        Some((m, e))
+            if !m.is_empty() && !e.is_empty() && e.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            (m.to_owned(), Some(e.to_ascii_lowercase()))
+        }
+        _ => (model.to_owned(), None),
+    }
+}
+
+/// Resolve a word to a route, or `None` when it names no model.
+///
+/// Accepted: an alias, `alias@effort`, `provider:model`, `provider:model@effort`.
+pub(crate) fn resolve(word: &str, config: &Config) -> Result<Option<Route>> {
+    if word.is_empty() || word.chars().any(char::is_whitespace) || RESERVED.contains(&word) {
+        return Ok(None);
+    }
+    let (base, effort_suffix) = split_effort(word);
+    if let Some(target) = target_of(&base, config) {
+        let provider = Provider::lookup(&target.0, config).ok_or_else(|| {
+            Error::config(format!(
+                "alias '{base}' names unknown provider '{}'",
+                target.0
+            ))
+            .hint(format!("fix \"aliases\" in {}", config.path.display()))
+        })?;
+        let (model, effort) = split_effort(&target.1);
+        return Ok(Some(Route {
+            label: word.to_owned(),
+            provider,
+            model,
+            effort: effort_suffix.or(effort),
+        }));
+    }
+    if let Some((prov, model)) = word.split_once(':')
+        && let Some(provider) = Provider::lookup(prov, config)
+    {
+        if model.is_empty() {
+            return Err(
+                Error::usage(format!("'{word}' names no model after '{prov}:'"))
+                    .hint(format!("write it as {prov}:MODEL")),
+            );
+        }
+        let (model, effort) = split_effort(model);
+        return Ok(Some(Route {
+            label: word.to_owned(),
+            provider,
+            model,
+            effort,
+        }));
+    }
+    Ok(None)
+}
+
+/// Does a word look like it was meant as a model (so an unknown one is an error, not a prompt)?
+pub(crate) fn looks_like_model(word: &str, config: &Config) -> bool {
+    if word.is_empty() || word.chars().any(char::is_whitespace) {
+        return false;
+    }
+    if word.contains(':') && !word.ends_with(':') && !word.contains("://") {
+        return true;
+    }
+    !suggestions(word, config).is_empty()
+}
+
+/// Up to three known aliases close to `word`.
+pub(crate) fn suggestions(word: &str, config: &Config) -> Vec<String> {
+    let word = word.to_ascii_lowercase();
+    let (base, _) = split_effort(&word);
+    let limit = if base.len() <= 3 { 1 } else { 2 };
+    let mut scored: Vec<(usize, String)> = table(config)
+        .into_keys()
+        .filter_map(|alias| {
+            let d = distance(&base, &alias.to_ascii_lowercase());
+            (d <= limit).then_some((d, alias))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, a)| a).collect()
+}
+
+/// Levenshtein distance, small strings only.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The error for a word meant as a model that names none.
+pub(crate) fn unknown(word: &str, config: &Config) -> Error {
+    if let Some((prov, _)) = word.split_once(':')
+        && Provider::lookup(prov, config).is_none()
+    {
+        return Error::not_found(format!("unknown provider '{prov}' in '{word}'")).hint(format!(
+            "known providers: claude, codex, gemini, qwen, ollama, echo, {}",
+            HTTP_PROVIDERS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let close = suggestions(word, config);
+    let hint = if close.is_empty() {
+        "`ai list` shows every alias".to_owned()
+    } else {
+        format!(
+            "did you mean {}? (`ai list` shows every alias)",
+            close.join(", ")
+        )
+    };
+    Error::not_found(format!("unknown model '{word}'")).hint(hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(json: &str) -> Config {
+        Config::parse("c.json".into(), json).unwrap()
+    }
+
+    #[test]
+    fn builtin_and_effort() {
+        let c = cfg("{}");
+        let r = resolve("opus-h", &c).unwrap().unwrap();
+        assert_eq!(
+            (r.model.as_str(), r.effort.as_deref()),
+            ("opus", Some("high"))
+        );
+        let r = resolve("sonnet@low", &c).unwrap().unwrap();
+        assert_eq!(
+            (r.model.as_str(), r.effort.as_deref()),
+            ("sonnet", Some("low"))
+        );
+        assert_eq!(r.provider, Provider::Cli(Cli::Claude));
+    }
+
+    #[test]
+    fn provider_model_keeps_colons() {
+        let c = cfg("{}");
+        let r = resolve("openrouter:x/y:free", &c).unwrap().unwrap();
+        assert_eq!(r.model, "x/y:free");
+        assert_eq!(r.provider, Provider::Http("openrouter"));
+    }
+
+    #[test]
+    fn config_overrides_builtin() {
+        let c = cfg(r#"{"aliases":{"sonnet":["ollama","qwen3"]}}"#);
+        let r = resolve("sonnet", &c).unwrap().unwrap();
+        assert_eq!(r.provider, Provider::Cli(Cli::Ollama));
+    }
+
+    #[test]
+    fn reserved_and_prose_are_not_models() {
+        let c = cfg("{}");
+        for w in ["chat", "list", "hello there", "explain", ""] {
+            assert!(resolve(w, &c).unwrap().is_none(), "{w}");
+        }
+        assert!(!looks_like_model("explain", &c));
+        assert!(looks_like_model("sonet", &c));
+        assert_eq!(suggestions("sonet", &c), vec!["sonnet"]);
+    }
+}

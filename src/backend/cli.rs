@@ -1,0 +1,274 @@
+//! Backend CLIs: one small argument table per CLI (versions move; keep each easy to update),
+//! and custom CLIs declared in config. The prompt always travels as data: on stdin, or as one
+//! argv element, never through a shell.
+
+use std::path::{Path, PathBuf};
+
+use super::{Request, Role};
+use crate::alias::{Cli, Provider};
+use crate::config::{Config, CustomBackend, PromptVia};
+use crate::error::{Error, Result};
+
+/// Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN).
+pub(crate) const MAX_ARG: usize = 128 * 1024;
+
+/// A program ready to run.
+#[derive(Debug)]
+pub(crate) struct Invocation {
+    /// Backend name for messages (`claude`).
+    pub(crate) name: String,
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    /// Written to the child's stdin and closed; `None` gives it /dev/null.
+    pub(crate) stdin: Option<String>,
+    /// Hold stdout until a successful exit: for CLIs that print their errors on stdout.
+    pub(crate) hold_stdout: bool,
+    pub(crate) cli: Option<Cli>,
+    pub(crate) install_hint: Option<String>,
+    /// Things worth a notice (an ignored `@effort`).
+    pub(crate) notes: Vec<String>,
+}
+
+/// How to install each CLI, for the "not installed" hint.
+pub(crate) fn install_hint(cli: Cli) -> &'static str {
+    match cli {
+        Cli::Claude => "install Claude Code: npm install -g @anthropic-ai/claude-code",
+        Cli::Codex => "install Codex CLI: npm install -g @openai/codex",
+        Cli::Gemini => "install Gemini CLI: npm install -g @google/gemini-cli",
+        Cli::Qwen => "install Qwen Code: npm install -g @qwen-code/qwen-code",
+        Cli::Ollama => "install Ollama from https://ollama.com/download, then `ollama pull MODEL`",
+    }
+}
+
+/// The text a CLI receives: the prompt alone, or the conversation as one transcript.
+pub(crate) fn prompt_text(req: &Request<'_>) -> String {
+    if req.messages.len() <= 1 && req.system.is_none() {
+        return req.prompt().to_owned();
+    }
+    let mut out = String::new();
+    if let Some(system) = req.system {
+        out.push_str("[system]\n");
+        out.push_str(system);
+        out.push_str("\n\n");
+    }
+    for m in req.messages {
+        out.push_str(match m.role {
+            Role::User => "[user]\n",
+            Role::Assistant => "[assistant]\n",
+        });
+        out.push_str(&m.content);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+/// Build the invocation for a CLI route.
+pub(crate) fn build(req: &Request<'_>, config: &Config) -> Result<Invocation> {
+    let route = req.route;
+    let prompt = prompt_text(req);
+    match &route.provider {
+        Provider::Cli(cli) => Ok(builtin(*cli, req, prompt)),
+        Provider::Custom(name) => {
+            let spec = config.backends.get(name).ok_or_else(|| {
+                Error::config(format!("backend '{name}' is not declared in config"))
+            })?;
+            custom(name, spec, req, prompt)
+        }
+        other => Err(Error::config(format!(
+            "'{}' is not a CLI backend",
+            other.name()
+        ))),
+    }
+}
+
+fn builtin(cli: Cli, req: &Request<'_>, prompt: String) -> Invocation {
+    let model = req.route.model.clone();
+    let modes = req.modes;
+    let mut notes = Vec::new();
+    let s = |v: &[&str]| v.iter().map(|a| (*a).to_owned()).collect::<Vec<String>>();
+    let mut args: Vec<String> = match cli {
+        // claude --print reads the prompt from stdin; options after it can't swallow it.
+        Cli::Claude => s(&["--print", "--model", &model]),
+        // codex exec: `-` reads the prompt from stdin; needs a git-repo override outside repos.
+        Cli::Codex => s(&["exec", "--skip-git-repo-check", "-m", &model]),
+        // gemini: stdin is a one-shot prompt; without --skip-trust it exits 55 in new folders.
+        Cli::Gemini => s(&["--skip-trust", "-m", &model]),
+        // qwen: stdin (a positional prompt starting with `-` is silently dropped).
+        Cli::Qwen => s(&["-m", &model]),
+        // ollama run MODEL: reads a non-terminal stdin as the prompt.
+        Cli::Ollama => s(&["run", &model]),
+    };
+    if let Some(effort) = &req.route.effort {
+        match cli {
+            Cli::Claude => args.extend(s(&["--effort", effort])),
+            Cli::Codex => args.extend(s(&["-c", &format!("model_reasoning_effort=\"{effort}\"")])),
+            _ => notes.push(format!(
+                "{} has no effort option; @{effort} is ignored",
+                cli.name()
+            )),
+        }
+    }
+    if modes.yolo {
+        match cli {
+            Cli::Claude => args.push("--dangerously-skip-permissions".into()),
+            Cli::Codex => args.push("--dangerously-bypass-approvals-and-sandbox".into()),
+            Cli::Gemini | Cli::Qwen => args.push("--yolo".into()),
+            Cli::Ollama => notes.push("ollama has no auto-approve option; yolo is ignored".into()),
+        }
+    }
+    if modes.json {
+        match cli {
+            Cli::Claude => args.extend(s(&["--output-format", "json"])),
+            Cli::Codex => args.push("--json".into()),
+            Cli::Gemini | Cli::Qwen => args.extend(s(&["-o", "json"])),
+            Cli::Ollama => args.extend(s(&["--format", "json"])),
+        }
+    }
+    if cli == Cli::Codex {
+        args.push("-".into());
+    }
+    Invocation {
+        name: cli.name().to_owned(),
+        program: cli.name().to_owned(),
+        args,
+        stdin: Some(prompt),
+        // claude prints auth and API errors on stdout (exit 1); in text mode it prints the
+        // answer when done anyway, so holding its stdout costs no streaming.
+        hold_stdout: cli == Cli::Claude,
+        cli: Some(cli),
+        install_hint: Some(install_hint(cli).to_owned()),
+        notes,
+    }
+}
+
+fn custom(
+    name: &str,
+    spec: &CustomBackend,
+    req: &Request<'_>,
+    prompt: String,
+) -> Result<Invocation> {
+    let mut args = spec.args.clone();
+    let mut notes = Vec::new();
+    match spec.model_arg.as_deref() {
+        Some(opt) if opt.ends_with('=') => args.push(format!("{opt}{}", req.route.model)),
+        Some(opt) if !opt.is_empty() => args.extend([opt.to_owned(), req.route.model.clone()]),
+        _ => {}
+    }
+    if let Some(effort) = &req.route.effort {
+        notes.push(format!("{name} has no effort option; @{effort} is ignored"));
+    }
+    if req.modes.yolo {
+        args.extend(spec.yolo_args.iter().cloned());
+    }
+    if req.modes.json {
+        args.extend(spec.json_args.iter().cloned());
+    }
+    let stdin = match spec.prompt {
+        PromptVia::Stdin => Some(prompt),
+        PromptVia::Arg | PromptVia::AfterDashdash => {
+            if prompt.len() >= MAX_ARG {
+                return Err(Error::usage(format!(
+                    "the prompt is {} but backend '{name}' takes it as one argument, which Linux limits to 128 KiB",
+                    crate::input::human_size(prompt.len() as u64)
+                ))
+                .hint(format!(
+                    "if {} reads standard input, set \"prompt\": \"stdin\" for it under \"backends\" in config.json",
+                    spec.program
+                )));
+            }
+            if spec.prompt == PromptVia::AfterDashdash {
+                args.push("--".into());
+            } else if prompt.starts_with('-') {
+                notes.push(format!(
+                    "the prompt starts with '-' and {name} takes it as a plain argument; set \"prompt\": \"after-dashdash\" if it misreads it"
+                ));
+            }
+            args.push(prompt);
+            None
+        }
+    };
+    Ok(Invocation {
+        name: name.to_owned(),
+        program: spec.program.clone(),
+        args,
+        stdin,
+        hold_stdout: false,
+        cli: None,
+        install_hint: spec.install.clone(),
+        notes,
+    })
+}
+
+impl Invocation {
+    /// The `--dry-run` account: program (resolved on PATH), arguments, and the prompt.
+    pub(crate) fn describe(&self) -> String {
+        let found = find_program(&self.program);
+        let program = match &found {
+            Some(p) => p.display().to_string(),
+            None => format!("{} (not found on PATH)", self.program),
+        };
+        let mut out = format!("program: {program}\n");
+        let args: Vec<String> = self.args.iter().map(|a| shell_quote(a)).collect();
+        out.push_str(&format!(
+            "command: {} {}\n",
+            shell_quote(&self.program),
+            args.join(" ")
+        ));
+        match &self.stdin {
+            Some(text) => {
+                out.push_str(&format!("stdin: the prompt ({} bytes)\n", text.len()));
+                out.push_str("--- prompt ---\n");
+                out.push_str(text);
+                if !text.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str("stdin: /dev/null (the prompt is the last argument)\n"),
+        }
+        out
+    }
+}
+
+/// Quote a word for display so it could be pasted into a POSIX shell.
+pub(crate) fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+%^".contains(c));
+    if safe {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Look a program up the way exec does: a path is taken as is, a bare name searched on PATH.
+pub(crate) fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_exec(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| is_exec(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("--model"), "--model");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

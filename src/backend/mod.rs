@@ -1,0 +1,112 @@
+//! Backends: where a request goes and how its reply comes back.
+
+pub(crate) mod cli;
+pub(crate) mod echo;
+pub(crate) mod process;
+
+use std::time::Duration;
+
+use crate::alias::{Provider, Route};
+use crate::cli::Modes;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::output::{Sink, Ui};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    User,
+    #[expect(dead_code, reason = "chats send history")]
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Message {
+    pub(crate) role: Role,
+    pub(crate) content: String,
+}
+
+/// Everything a backend needs for one call.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub(crate) route: &'a Route,
+    pub(crate) system: Option<&'a str>,
+    /// The conversation to send, ending with the new user prompt.
+    pub(crate) messages: &'a [Message],
+    pub(crate) modes: Modes,
+    pub(crate) timeout: Duration,
+}
+
+impl Request<'_> {
+    /// The new prompt (last user message).
+    pub(crate) fn prompt(&self) -> &str {
+        self.messages
+            .last()
+            .map(|m| m.content.as_str())
+            .unwrap_or("")
+    }
+}
+
+/// How a call ended. The text received so far is kept in every case, so a chat can save it.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) text: String,
+    pub(crate) end: End,
+}
+
+#[derive(Debug)]
+pub(crate) enum End {
+    Complete,
+    Interrupted,
+    Failed(Error),
+}
+
+impl Outcome {
+    pub(crate) fn into_result(self) -> Result<String> {
+        match self.end {
+            End::Complete => Ok(self.text),
+            End::Interrupted => Err(Error::Interrupted),
+            End::Failed(e) => Err(e),
+        }
+    }
+}
+
+/// Send a request to its provider, streaming the reply into `sink`.
+pub(crate) fn send(
+    req: &Request<'_>,
+    config: &Config,
+    sink: &mut dyn Sink,
+    ui: &Ui,
+) -> Result<Outcome> {
+    match &req.route.provider {
+        Provider::Echo => Ok(echo::send(req, sink)),
+        Provider::Cli(_) | Provider::Custom(_) => {
+            let inv = cli::build(req, config)?;
+            for note in &inv.notes {
+                ui.warn(note);
+            }
+            Ok(process::run(&inv, req.timeout, sink))
+        }
+        Provider::Http(name) => Err(http_not_yet(name)),
+    }
+}
+
+/// What `--dry-run` prints: the exact program, arguments and prompt.
+pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
+    match &req.route.provider {
+        Provider::Echo => Ok(format!(
+            "backend: echo (built in; no program runs)\nprompt ({} bytes):\n{}\n",
+            req.prompt().len(),
+            req.prompt()
+        )),
+        Provider::Cli(_) | Provider::Custom(_) => Ok(cli::build(req, config)?.describe()),
+        Provider::Http(name) => Err(http_not_yet(name)),
+    }
+}
+
+fn http_not_yet(name: &str) -> Error {
+    Error::config(format!(
+        "the HTTP provider '{name}' is not supported by this version of ai yet"
+    ))
+    .hint("use a backend CLI alias (claude, codex, gemini, qwen, ollama); `ai list` shows them")
+}

@@ -1,0 +1,91 @@
+//! `ai completions SHELL`: clap's script, which completes commands, options and the built-in
+//! aliases, plus for bash, zsh and fish a hook that asks `ai __complete models` for the aliases of
+//! the user's config as well.
+
+use clap::CommandFactory;
+use clap_complete::Shell as Target;
+
+use crate::alias;
+use crate::cli::{Cli, Shell};
+use crate::config::{Config, Home};
+use crate::error::Result;
+use crate::output;
+
+pub(crate) fn script(shell: Shell) -> String {
+    let target = match shell {
+        Shell::Bash => Target::Bash,
+        Shell::Zsh => Target::Zsh,
+        Shell::Fish => Target::Fish,
+        Shell::Powershell => Target::PowerShell,
+        Shell::Elvish => Target::Elvish,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(target, &mut Cli::command(), "ai", &mut buf);
+    let mut text = String::from_utf8_lossy(&buf).into_owned();
+    match shell {
+        Shell::Bash => text.push_str(BASH_HOOK),
+        Shell::Fish => text.push_str(FISH_HOOK),
+        Shell::Zsh => text = zsh_with_models(&text),
+        Shell::Powershell | Shell::Elvish => {}
+    }
+    text
+}
+
+pub(crate) fn run(shell: Shell) -> Result<()> {
+    output::print_stdout(&script(shell))
+}
+
+/// `ai __complete models`: every alias, one per line (built-in and config).
+pub(crate) fn complete(kind: &str) -> Result<()> {
+    match kind {
+        "models" => {
+            let config = Home::locate().and_then(|h| Config::load(&h));
+            let names: Vec<String> = match config {
+                Ok(c) => alias::table(&c).into_keys().collect(),
+                Err(_) => alias::BUILTIN
+                    .iter()
+                    .map(|(a, _, _)| (*a).to_owned())
+                    .collect(),
+            };
+            let mut out = names.join("\n");
+            out.push('\n');
+            output::print_stdout(&out)
+        }
+        _ => Ok(()),
+    }
+}
+
+const BASH_HOOK: &str = r#"
+# Aliases from your config, asked from `ai` itself for the first word.
+_ai_models() {
+    _ai "$@"
+    if [[ ${COMP_CWORD} -eq 1 && "${COMP_WORDS[1]}" != -* ]]; then
+        local cur="${COMP_WORDS[COMP_CWORD]}"
+        local IFS=$'\n'
+        COMPREPLY+=( $(compgen -W "$(ai __complete models 2>/dev/null)" -- "${cur}") )
+    fi
+}
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _ai_models -o nosort -o bashdefault -o default ai
+else
+    complete -F _ai_models -o bashdefault -o default ai
+fi
+"#;
+
+const FISH_HOOK: &str = r#"
+# Aliases from your config, asked from `ai` itself for the first word.
+complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"
+"#;
+
+/// Swap the static alias list of the positional words for a function that asks `ai`.
+fn zsh_with_models(generated: &str) -> String {
+    let builtins: Vec<&str> = alias::BUILTIN.iter().map(|(a, _, _)| *a).collect();
+    let list = format!("({})", builtins.join(" "));
+    let replaced = generated.replace(&list, "_ai_models");
+    let hook = "\n(( $+functions[_ai_models] )) ||\n_ai_models() {\n    local -a models\n    models=(${(f)\"$(ai __complete models 2>/dev/null)\"})\n    _describe -t models 'model' models\n}\n";
+    // Define the helper before the file's last block (which runs `_ai` or registers it).
+    match replaced.rfind("\nif [ \"$funcstack[1]\" = \"_ai\" ]") {
+        Some(pos) => format!("{}{hook}{}", &replaced[..pos], &replaced[pos..]),
+        None => format!("{replaced}{hook}"),
+    }
+}

@@ -1,0 +1,150 @@
+//! `ai list`: every alias by provider, and whether it can be used now.
+
+use std::collections::HashMap;
+
+use comfy_table::{Table, presets};
+use serde::Serialize;
+
+use crate::alias::{self, HTTP_PROVIDERS, Provider};
+use crate::backend::cli::find_program;
+use crate::config::{Config, Home};
+use crate::error::{Error, Result};
+use crate::output;
+
+#[derive(Serialize)]
+struct Row {
+    alias: String,
+    provider: String,
+    model: String,
+    effort: Option<String>,
+    /// `builtin` or `config`.
+    source: &'static str,
+    default: bool,
+    usable: bool,
+    status: String,
+}
+
+pub(crate) fn run(json: bool) -> Result<()> {
+    let home = Home::locate()?;
+    let config = Config::load(&home)?;
+    let rows = rows(&config)?;
+    let text = if json {
+        let mut t =
+            serde_json::to_string_pretty(&rows).map_err(|e| Error::backend(e.to_string()))?;
+        t.push('\n');
+        t
+    } else {
+        render(&rows)
+    };
+    output::print_stdout(&text)
+}
+
+fn rows(config: &Config) -> Result<Vec<Row>> {
+    let mut status_of: HashMap<String, (bool, String)> = HashMap::new();
+    let mut rows = Vec::new();
+    for (name, (_, builtin)) in alias::table(config) {
+        let route = match alias::resolve(&name, config) {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(e) => {
+                rows.push(Row {
+                    alias: name,
+                    provider: String::new(),
+                    model: String::new(),
+                    effort: None,
+                    source: "config",
+                    default: false,
+                    usable: false,
+                    status: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let provider = route.provider.name().to_owned();
+        let (usable, status) = status_of
+            .entry(provider.clone())
+            .or_insert_with(|| provider_status(&route.provider, config))
+            .clone();
+        rows.push(Row {
+            default: config.default_alias.as_deref() == Some(name.as_str()),
+            alias: name,
+            provider,
+            model: route.model,
+            effort: route.effort,
+            source: if builtin { "builtin" } else { "config" },
+            usable,
+            status,
+        });
+    }
+    rows.sort_by(|a, b| {
+        (order(&a.provider), &a.provider, &a.alias).cmp(&(
+            order(&b.provider),
+            &b.provider,
+            &b.alias,
+        ))
+    });
+    Ok(rows)
+}
+
+/// CLIs first, then echo and custom backends, then HTTP providers.
+fn order(provider: &str) -> u8 {
+    match provider {
+        "claude" => 0,
+        "codex" => 1,
+        "gemini" => 2,
+        "qwen" => 3,
+        "ollama" => 4,
+        p if HTTP_PROVIDERS.iter().any(|(n, _)| *n == p) => 7,
+        "echo" => 6,
+        _ => 5,
+    }
+}
+
+fn provider_status(provider: &Provider, config: &Config) -> (bool, String) {
+    match provider {
+        Provider::Echo => (true, "built in".to_owned()),
+        Provider::Cli(cli) => match find_program(cli.name()) {
+            Some(p) => (true, format!("installed ({})", p.display())),
+            None => (false, format!("{} not installed", cli.name())),
+        },
+        Provider::Custom(name) => {
+            let program = config
+                .backends
+                .get(name)
+                .map(|b| b.program.as_str())
+                .unwrap_or(name);
+            match find_program(program) {
+                Some(p) => (true, format!("custom ({})", p.display())),
+                None => (false, format!("{program} not found on PATH")),
+            }
+        }
+        Provider::Http(_) => (false, "HTTP providers are not supported yet".to_owned()),
+    }
+}
+
+fn render(rows: &[Row]) -> String {
+    let mut table = Table::new();
+    table.load_preset(presets::NOTHING);
+    table.set_header(vec!["PROVIDER", "ALIAS", "MODEL", "STATUS"]);
+    for r in rows {
+        let alias = if r.default {
+            format!("{} (default)", r.alias)
+        } else {
+            r.alias.clone()
+        };
+        let model = match &r.effort {
+            Some(e) => format!("{}@{e}", r.model),
+            None => r.model.clone(),
+        };
+        let mark = if r.usable { "ready" } else { "unavailable" };
+        table.add_row(vec![
+            r.provider.clone(),
+            alias,
+            model,
+            format!("{mark}: {}", r.status),
+        ]);
+    }
+    let mut out = output::trim_lines(&table.to_string());
+    out.push('\n');
+    out
+}

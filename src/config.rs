@@ -1,0 +1,288 @@
+//! The home folder, `config.json` and atomic file writes.
+//!
+//! The file is shared with the Python `ai-cli`: it is kept as a JSON document and only the keys
+//! `ai` changes are rewritten, so keys either tool does not know survive every save.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// Default per-call timeout: 20 minutes, as the Python tool had.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+/// Where everything of `ai` lives: `AI_CLI_HOME`, else `~/.ai-cli`.
+#[derive(Debug, Clone)]
+pub(crate) struct Home {
+    pub(crate) dir: PathBuf,
+}
+
+impl Home {
+    pub(crate) fn locate() -> Result<Home> {
+        if let Some(dir) = std::env::var_os("AI_CLI_HOME").filter(|v| !v.is_empty()) {
+            return Ok(Home {
+                dir: PathBuf::from(dir),
+            });
+        }
+        match dirs::home_dir() {
+            Some(home) => Ok(Home {
+                dir: home.join(".ai-cli"),
+            }),
+            None => Err(Error::config("cannot find your home folder")
+                .hint("set AI_CLI_HOME to the folder ai should use")),
+        }
+    }
+
+    pub(crate) fn config_file(&self) -> PathBuf {
+        self.dir.join("config.json")
+    }
+
+    /// Create the home folder (0700) if it is missing.
+    pub(crate) fn ensure(&self) -> Result<()> {
+        create_private_dir(&self.dir)
+    }
+}
+
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+    {
+        Ok(()) => Ok(()),
+        Err(e) => Err(Error::io("create folder", dir, e)),
+    }
+}
+
+/// How a custom CLI backend takes its prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum PromptVia {
+    /// Written to the child's stdin, then closed (no size limit).
+    #[default]
+    Stdin,
+    /// The last argument.
+    Arg,
+    /// The last argument, after `--` so a leading `-` is safe.
+    AfterDashdash,
+}
+
+/// A CLI declared in config: `"backends": {"llm": {"program": "llm", "model_arg": "-m"}}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CustomBackend {
+    /// Program name (looked up on PATH) or path.
+    pub(crate) program: String,
+    /// Arguments always given, before the model and the prompt.
+    #[serde(default)]
+    pub(crate) args: Vec<String>,
+    /// Option that takes the model (`-m`), or one ending in `=` (`--model=`) joined to it.
+    /// Without it the model is not passed.
+    #[serde(default)]
+    pub(crate) model_arg: Option<String>,
+    /// `stdin` (default), `arg` or `after-dashdash`.
+    #[serde(default)]
+    pub(crate) prompt: PromptVia,
+    /// Arguments added in `yolo` mode.
+    #[serde(default)]
+    pub(crate) yolo_args: Vec<String>,
+    /// Arguments added in `json` mode.
+    #[serde(default)]
+    pub(crate) json_args: Vec<String>,
+    /// Install hint shown when the program is missing.
+    #[serde(default)]
+    pub(crate) install: Option<String>,
+}
+
+/// The typed view of the keys `ai` reads. Everything else stays in [`Config::doc`].
+#[derive(Debug, Default, Deserialize)]
+struct Known {
+    #[serde(default)]
+    aliases: BTreeMap<String, AliasTarget>,
+    #[serde(default)]
+    default_alias: Option<String>,
+    #[serde(default)]
+    backends: BTreeMap<String, CustomBackend>,
+    /// Per-call timeout in seconds.
+    #[serde(default)]
+    timeout: Option<f64>,
+}
+
+/// An alias value: `["provider", "model"]` as the Python tool writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct AliasTarget(pub(crate) String, pub(crate) String);
+
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) path: PathBuf,
+    /// The whole file as read; saves edit this document so unknown keys survive.
+    doc: Map<String, Value>,
+    pub(crate) aliases: BTreeMap<String, AliasTarget>,
+    pub(crate) default_alias: Option<String>,
+    pub(crate) backends: BTreeMap<String, CustomBackend>,
+    pub(crate) timeout: Duration,
+}
+
+impl Config {
+    /// Load `config.json`; a missing file is an empty config.
+    pub(crate) fn load(home: &Home) -> Result<Config> {
+        let path = home.config_file();
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::io("read config", &path, e)),
+        };
+        Config::parse(path, &text)
+    }
+
+    pub(crate) fn parse(path: PathBuf, text: &str) -> Result<Config> {
+        let invalid = |what: String| {
+            Error::config(format!("invalid config {}: {what}", path.display()))
+                .hint("fix the file, or move it aside and run `ai init` to write a fresh one")
+        };
+        let doc: Map<String, Value> = if text.trim().is_empty() {
+            Map::new()
+        } else {
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(map)) => map,
+                Ok(_) => return Err(invalid("the top level must be a JSON object".into())),
+                Err(e) => return Err(invalid(describe_json_error(&e))),
+            }
+        };
+        let known: Known = serde_json::from_value(Value::Object(doc.clone()))
+            .map_err(|e| invalid(strip_serde_position(&e.to_string())))?;
+        let timeout = match known.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(secs) if secs.is_finite() && secs > 0.0 => Duration::from_secs_f64(secs),
+            Some(secs) => {
+                return Err(invalid(format!(
+                    "\"timeout\" must be a positive number of seconds, not {secs}"
+                )));
+            }
+        };
+        Ok(Config {
+            path,
+            doc,
+            aliases: known.aliases,
+            default_alias: known.default_alias.filter(|a| !a.is_empty()),
+            backends: known.backends,
+            timeout,
+        })
+    }
+
+    /// Set (or, with `None`, remove) one top-level key in the document.
+    pub(crate) fn set_key(&mut self, key: &str, value: Option<Value>) {
+        match value {
+            Some(v) => {
+                self.doc.insert(key.to_owned(), v);
+            }
+            None => {
+                self.doc.remove(key);
+            }
+        }
+    }
+
+    pub(crate) fn key(&self, key: &str) -> Option<&Value> {
+        self.doc.get(key)
+    }
+
+    /// Write the document atomically (temp file, fsync, rename), mode 0600.
+    pub(crate) fn save(&self) -> Result<()> {
+        if let Some(dir) = self.path.parent() {
+            create_private_dir(dir)?;
+        }
+        let mut text = serde_json::to_string_pretty(&self.doc)
+            .map_err(|e| Error::config(format!("cannot encode config: {e}")))?;
+        text.push('\n');
+        write_atomic(&self.path, text.as_bytes())
+    }
+}
+
+/// serde_json's message already ends in "at line L column C"; say it our way.
+fn describe_json_error(e: &serde_json::Error) -> String {
+    format!(
+        "line {}, column {}: {}",
+        e.line(),
+        e.column(),
+        strip_serde_position(&e.to_string())
+    )
+}
+
+fn strip_serde_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+/// Replace `path` with `bytes` so a reader sees the old file or the new one, never a mix.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        // Make the rename itself durable.
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io("write", path, e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_line_and_column() {
+        let err = Config::parse("c.json".into(), "{\n  \"aliases\": {,}\n}").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("line 2, column 15"), "{msg}");
+        assert_eq!(err.exit_code(), 3);
+    }
+
+    #[test]
+    fn keeps_unknown_keys() {
+        let mut c = Config::parse("c.json".into(), r#"{"x":{"y":1},"default_alias":"a"}"#).unwrap();
+        c.set_key("default_alias", None);
+        assert_eq!(c.key("x"), Some(&serde_json::json!({"y":1})));
+        assert!(c.key("default_alias").is_none());
+    }
+
+    #[test]
+    fn python_alias_pairs() {
+        let c = Config::parse(
+            "c.json".into(),
+            r#"{"aliases":{"l3":["ollama","llama3.2"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.aliases["l3"],
+            AliasTarget("ollama".into(), "llama3.2".into())
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! One error type for the whole program: each variant knows its message, its hint and its exit
+//! code, so `main` never has to guess how a failure should look or end.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Exit codes, as documented in the README.
+pub(crate) mod code {
+    pub(crate) const BACKEND: i32 = 1;
+    pub(crate) const USAGE: i32 = 2;
+    pub(crate) const CONFIG: i32 = 3;
+    pub(crate) const NOT_FOUND: i32 = 4;
+    pub(crate) const BUSY: i32 = 75;
+    pub(crate) const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// Bad arguments or input (exit 2).
+    Usage { msg: String, hint: Option<String> },
+    /// Invalid or unreadable config (exit 3).
+    Config { msg: String, hint: Option<String> },
+    /// Unknown alias, provider or chat (exit 4).
+    NotFound { msg: String, hint: Option<String> },
+    /// A backend failed, could not start, or timed out (exit 1).
+    Backend { msg: String, hint: Option<String> },
+    /// Something is busy and `--no-wait` was given (exit 75).
+    #[expect(dead_code, reason = "chat locks")]
+    Busy { msg: String, hint: Option<String> },
+    /// Ctrl+C or SIGTERM (exit 130). Nothing more to say.
+    Interrupted,
+    /// stdout was closed by the reader (`ai … | head -1`): end quietly with 0.
+    BrokenPipe,
+    /// An I/O failure on a file of ours.
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        source: std::io::Error,
+    },
+}
+
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn usage(msg: impl Into<String>) -> Self {
+        Error::Usage {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub(crate) fn config(msg: impl Into<String>) -> Self {
+        Error::Config {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub(crate) fn not_found(msg: impl Into<String>) -> Self {
+        Error::NotFound {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub(crate) fn backend(msg: impl Into<String>) -> Self {
+        Error::Backend {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    #[expect(dead_code, reason = "chat locks")]
+    pub(crate) fn busy(msg: impl Into<String>) -> Self {
+        Error::Busy {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
+    pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            what,
+            source,
+        }
+    }
+
+    /// Attach (or replace) the hint line.
+    pub(crate) fn hint(mut self, text: impl Into<String>) -> Self {
+        let text = Some(text.into());
+        match &mut self {
+            Error::Usage { hint, .. }
+            | Error::Config { hint, .. }
+            | Error::NotFound { hint, .. }
+            | Error::Backend { hint, .. }
+            | Error::Busy { hint, .. } => *hint = text,
+            Error::Interrupted | Error::BrokenPipe | Error::Io { .. } => {}
+        }
+        self
+    }
+
+    pub(crate) fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage { .. } => code::USAGE,
+            Error::Config { .. } => code::CONFIG,
+            Error::NotFound { .. } => code::NOT_FOUND,
+            Error::Backend { .. } | Error::Io { .. } => code::BACKEND,
+            Error::Busy { .. } => code::BUSY,
+            Error::Interrupted => code::INTERRUPTED,
+            Error::BrokenPipe => 0,
+        }
+    }
+
+    pub(crate) fn hint_text(&self) -> Option<&str> {
+        match self {
+            Error::Usage { hint, .. }
+            | Error::Config { hint, .. }
+            | Error::NotFound { hint, .. }
+            | Error::Backend { hint, .. }
+            | Error::Busy { hint, .. } => hint.as_deref(),
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some("check the permissions of the file and its folder")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage { msg, .. }
+            | Error::Config { msg, .. }
+            | Error::NotFound { msg, .. }
+            | Error::Backend { msg, .. }
+            | Error::Busy { msg, .. } => f.write_str(msg),
+            Error::Interrupted => f.write_str("interrupted"),
+            Error::BrokenPipe => f.write_str("broken pipe"),
+            Error::Io { path, what, source } => {
+                write!(f, "cannot {what} {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

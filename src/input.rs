@@ -1,0 +1,236 @@
+//! The prompt text: `-F` files, then standard input, then the prompt words.
+//!
+//! Context comes first and the question last, the order models follow best; one documented
+//! order whatever the backend (each CLI would otherwise join stdin and arguments its own way).
+
+use std::fs;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::output::Ui;
+
+/// Files larger than this are skipped with a notice.
+pub(crate) const MAX_FILE: u64 = 1024 * 1024;
+/// All `-F` files together may not exceed this.
+pub(crate) const MAX_TOTAL: u64 = 5 * 1024 * 1024;
+
+/// One file given with `-F`, read and checked.
+#[derive(Debug)]
+pub(crate) struct FileBlock {
+    /// Shown relative to the working directory.
+    pub(crate) shown: String,
+    pub(crate) text: String,
+}
+
+/// Read the `-F` paths: files, or a folder's top-level files (sorted by name).
+pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Vec<FileBlock>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| Error::usage(format!("cannot read the working directory: {e}")))?;
+    let mut blocks = Vec::new();
+    let mut total: u64 = 0;
+    for given in paths {
+        if given.as_os_str().is_empty() {
+            continue;
+        }
+        let real = given.canonicalize().map_err(|e| {
+            Error::usage(format!(
+                "cannot read -F {}: {}",
+                given.display(),
+                io_reason(&e)
+            ))
+            .hint("check the path; -F takes files or folders inside the working directory")
+        })?;
+        let Ok(rel) = real.strip_prefix(&cwd) else {
+            return Err(Error::usage(format!(
+                "refusing -F {}: it is outside the working directory",
+                given.display()
+            ))
+            .hint(format!(
+                "run ai from a folder that contains it (now in {})",
+                cwd.display()
+            )));
+        };
+        if real.is_dir() {
+            let mut entries: Vec<PathBuf> = fs::read_dir(&real)
+                .map_err(|e| {
+                    Error::usage(format!(
+                        "cannot list -F {}: {}",
+                        given.display(),
+                        io_reason(&e)
+                    ))
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            entries.sort();
+            for path in entries {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let shown = show(&rel.join(&name));
+                if name.starts_with('.') {
+                    ui.notice(&format!("ai: skipped {shown}: hidden file"));
+                    continue;
+                }
+                // Only regular files directly inside; links are followed but must stay inside.
+                match path.canonicalize() {
+                    Ok(p) if p.is_file() && p.starts_with(&cwd) => {
+                        if let Some(b) = read_one(&p, shown, ui, &mut total)? {
+                            blocks.push(b);
+                        }
+                    }
+                    Ok(p) if p.is_file() => {
+                        ui.notice(&format!(
+                            "ai: skipped {shown}: links outside the working directory"
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        } else if let Some(b) = read_one(&real, show(rel), ui, &mut total)? {
+            blocks.push(b);
+        }
+    }
+    Ok(blocks)
+}
+
+fn show(rel: &Path) -> String {
+    if rel.as_os_str().is_empty() {
+        ".".to_owned()
+    } else {
+        rel.display().to_string()
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or folder".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => e.to_string(),
+    }
+}
+
+fn read_one(path: &Path, shown: String, ui: &Ui, total: &mut u64) -> Result<Option<FileBlock>> {
+    let meta = fs::metadata(path)
+        .map_err(|e| Error::usage(format!("cannot read -F {shown}: {}", io_reason(&e))))?;
+    if !meta.is_file() {
+        ui.notice(&format!("ai: skipped {shown}: not a regular file"));
+        return Ok(None);
+    }
+    if meta.len() > MAX_FILE {
+        ui.notice(&format!(
+            "ai: skipped {shown}: larger than 1 MiB ({})",
+            human_size(meta.len())
+        ));
+        return Ok(None);
+    }
+    let bytes = fs::read(path)
+        .map_err(|e| Error::usage(format!("cannot read -F {shown}: {}", io_reason(&e))))?;
+    if bytes.contains(&0) {
+        ui.notice(&format!("ai: skipped {shown}: binary file"));
+        return Ok(None);
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        ui.notice(&format!("ai: skipped {shown}: not UTF-8 text"));
+        return Ok(None);
+    };
+    *total += text.len() as u64;
+    if *total > MAX_TOTAL {
+        return Err(Error::usage(format!(
+            "-F files add up to more than 5 MiB (reached at {shown})"
+        ))
+        .hint("name fewer or smaller files"));
+    }
+    Ok(Some(FileBlock { shown, text }))
+}
+
+pub(crate) fn human_size(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    } else if bytes >= 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Read all of standard input when it is not a terminal. When a prompt was given too and
+/// nothing arrives for a while, say what is being waited for (an idle inherited pipe would
+/// otherwise hang silently).
+pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let r = std::io::stdin().lock().read_to_end(&mut buf).map(|_| buf);
+        let _ = tx.send(r);
+    });
+    let result = if have_prompt {
+        match rx.recv_timeout(Duration::from_secs(3)) {
+            Ok(r) => r,
+            Err(_) => {
+                ui.notice("ai: waiting for standard input to end (use --no-stdin or </dev/null if there is none)");
+                rx.recv().unwrap_or_else(|_| Ok(Vec::new()))
+            }
+        }
+    } else {
+        rx.recv().unwrap_or_else(|_| Ok(Vec::new()))
+    };
+    let bytes = result.map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            ui.warn("standard input is not valid UTF-8; invalid bytes were replaced");
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    Ok(Some(text))
+}
+
+/// Join files, stdin and prompt words into the text sent to the model.
+pub(crate) fn assemble(files: &[FileBlock], stdin: Option<&str>, words: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for f in files {
+        let body = f.text.strip_suffix('\n').unwrap_or(&f.text);
+        parts.push(format!("<file path=\"{}\">\n{body}\n</file>", f.shown));
+    }
+    if let Some(s) = stdin {
+        let s = s.trim_end_matches(['\n', '\r']);
+        if !s.trim().is_empty() {
+            parts.push(s.to_owned());
+        }
+    }
+    if !words.trim().is_empty() {
+        parts.push(words.to_owned());
+    }
+    parts.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_is_files_stdin_words() {
+        let f = vec![FileBlock {
+            shown: "a.txt".into(),
+            text: "A\n".into(),
+        }];
+        assert_eq!(
+            assemble(&f, Some("S\n"), "Q"),
+            "<file path=\"a.txt\">\nA\n</file>\n\nS\n\nQ"
+        );
+        assert_eq!(assemble(&[], Some("  \n"), "Q"), "Q");
+        assert_eq!(assemble(&[], None, ""), "");
+    }
+}

@@ -1,0 +1,203 @@
+//! All printing goes through here: the reply on stdout, everything else on stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{self, IsTerminal, Write};
+
+use crate::error::Error;
+
+/// How to talk on stderr, settled once per call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ui {
+    pub(crate) quiet: bool,
+    pub(crate) color: bool,
+}
+
+impl Ui {
+    pub(crate) fn new(quiet: bool) -> Ui {
+        Ui {
+            quiet,
+            color: stderr_color(),
+        }
+    }
+
+    /// A notice (`ai: …`), silenced by `-q`.
+    pub(crate) fn notice(&self, msg: &str) {
+        if !self.quiet {
+            let _ = writeln!(io::stderr().lock(), "{}", self.paint("2", msg));
+        }
+    }
+
+    /// A warning, silenced by `-q`.
+    pub(crate) fn warn(&self, msg: &str) {
+        if !self.quiet {
+            let label = self.paint("33", "warning:");
+            let _ = writeln!(io::stderr().lock(), "{label} {msg}");
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
+/// Colour on stderr: only on a terminal, never with a non-empty `NO_COLOR`.
+fn stderr_color() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && io::stderr().is_terminal()
+}
+
+/// `error: …` then `hint: …`, always shown (also with `-q`).
+pub(crate) fn print_error(err: &Error) {
+    let color = stderr_color();
+    let paint = |code: &str, t: &str| {
+        if color {
+            format!("\x1b[{code}m{t}\x1b[0m")
+        } else {
+            t.to_owned()
+        }
+    };
+    let mut e = io::stderr().lock();
+    let _ = writeln!(e, "{} {err}", paint("1;31", "error:"));
+    if let Some(hint) = err.hint_text() {
+        let _ = writeln!(e, "{} {hint}", paint("1;36", "hint:"));
+    }
+}
+
+/// Write a whole product (a table, JSON, an ID) to stdout.
+pub(crate) fn print_stdout(text: &str) -> Result<(), Error> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+fn stdout_error(e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::BrokenPipe
+    } else {
+        Error::Backend {
+            msg: format!("cannot write to standard output: {e}"),
+            hint: None,
+        }
+    }
+}
+
+/// Where a reply goes as it arrives: stdout, flushed per chunk, and captured.
+pub(crate) trait Sink {
+    fn chunk(&mut self, bytes: &[u8]) -> Result<(), Error>;
+}
+
+/// Streams to stdout (unless `quiet_stdout`, for `--json`) and keeps a copy.
+pub(crate) struct ReplySink {
+    captured: Vec<u8>,
+    to_stdout: bool,
+}
+
+impl ReplySink {
+    pub(crate) fn new(to_stdout: bool) -> ReplySink {
+        ReplySink {
+            captured: Vec::new(),
+            to_stdout,
+        }
+    }
+
+    /// End the streamed reply with a newline if it lacks one; return the text.
+    pub(crate) fn finish(self) -> Result<String, Error> {
+        if self.to_stdout && !self.captured.is_empty() && !self.captured.ends_with(b"\n") {
+            let mut out = io::stdout().lock();
+            out.write_all(b"\n")
+                .and_then(|()| out.flush())
+                .map_err(stdout_error)?;
+        }
+        Ok(self.text())
+    }
+
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.captured).into_owned()
+    }
+}
+
+impl Sink for ReplySink {
+    fn chunk(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.captured.extend_from_slice(bytes);
+        if self.to_stdout {
+            let mut out = io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(stdout_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// Remove terminal control sequences and control characters (keeping newlines and tabs),
+/// so stored or foreign text cannot move the cursor, retitle the terminal, or fake output.
+pub(crate) fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    // CSI: parameters and intermediates, then one final byte in @..~
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') | Some('P') | Some('_') | Some('^') => {
+                    chars.next();
+                    // OSC/DCS/APC/PM: up to BEL or ESC \
+                    while let Some(c) = chars.next() {
+                        if c == '\x07' {
+                            break;
+                        }
+                        if c == '\x1b' {
+                            if chars.peek() == Some(&'\\') {
+                                chars.next();
+                            }
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            },
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Trim the padding comfy-table leaves at line ends (and the one-space left margin).
+pub(crate) fn trim_lines(table: &str) -> String {
+    table
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sanitize;
+
+    #[test]
+    fn strips_escapes() {
+        assert_eq!(sanitize("a\x1b[31mred\x1b[0m b"), "ared b");
+        assert_eq!(sanitize("x\x1b]0;title\x07y"), "xy");
+        assert_eq!(sanitize("x\x1b]8;;http://e\x1b\\y"), "xy");
+        assert_eq!(sanitize("tab\tline\n\r\x08"), "tab\tline\n");
+        assert_eq!(sanitize("\u{9b}ok"), "ok");
+    }
+}
