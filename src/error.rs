@@ -25,7 +25,6 @@ pub(crate) enum Error {
     /// A backend failed, could not start, or timed out (exit 1).
     Backend { msg: String, hint: Option<String> },
     /// Something is busy and `--no-wait` was given (exit 75).
-    #[expect(dead_code, reason = "chat locks")]
     Busy { msg: String, hint: Option<String> },
     /// Ctrl+C or SIGTERM (exit 130). Nothing more to say.
     Interrupted,
