@@ -1,69 +1,478 @@
-//! A prompt call: words → route, prompt → backend → reply on stdout.
+//! A prompt call: words → route → (chat: lock, load, window) → backend → reply on stdout →
+//! (chat: append the turn in one write) → footer on stderr.
 
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::alias::{self, Route};
-use crate::backend::{self, Message, Request, Role};
-use crate::cli::{self, CallArgs, Modes};
-use crate::config::{Config, Home};
+use crate::backend::{self, End, Message, Request, Role};
+use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record};
+use crate::chat::store::{Chat, Store, Wait};
+use crate::chat::window;
+use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
+use crate::config::{Config, DEFAULT_WINDOW_TOKENS, Home, write_atomic};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::output::{self, ReplySink, Ui};
+use crate::signal;
 
-pub(crate) fn run(args: &CallArgs, words: &[String], literal_from: usize) -> Result<()> {
-    let ui = Ui::new(args.quiet);
-    let home = Home::locate()?;
-    let config = Config::load(&home)?;
-    let parsed = cli::resolve_words(words, literal_from, &config)?;
+/// Settled once per call and passed down.
+pub(crate) struct Ctx {
+    pub(crate) ui: Ui,
+    pub(crate) home: Home,
+    pub(crate) config: Config,
+    pub(crate) store: Store,
+}
+
+impl Ctx {
+    pub(crate) fn load(quiet: bool) -> Result<Ctx> {
+        let ui = Ui::new(quiet);
+        let home = Home::locate()?;
+        let config = Config::load(&home)?;
+        let store = Store::new(&home);
+        Ok(Ctx {
+            ui,
+            home,
+            config,
+            store,
+        })
+    }
+
+    fn budget(&self) -> usize {
+        self.config
+            .chat
+            .window_tokens
+            .unwrap_or(DEFAULT_WINDOW_TOKENS)
+    }
+}
+
+/// What one turn sends, and where.
+struct Turn {
+    route: Option<Route>,
+    modes: Modes,
+    prompt: String,
+    /// Title for a new chat (the prompt words, or the first line of the prompt).
+    title: String,
+}
+
+pub(crate) fn run(
+    entry: Entry,
+    args: &CallArgs,
+    words: &[String],
+    literal_from: usize,
+) -> Result<()> {
+    let ctx = Ctx::load(args.quiet)?;
+    let store = &ctx.store;
+    let parsed = cli::resolve_words(
+        entry,
+        words,
+        literal_from,
+        args.chat.as_deref(),
+        &ctx.config,
+        &|w| store.find(w),
+    )?;
+    if args.no_chat && parsed.chat != ChatRef::Plain {
+        return Err(Error::usage(
+            "--no-chat cannot be used when continuing or starting a chat",
+        ));
+    }
     let modes = Modes {
         json: parsed.modes.json || args.json,
         yolo: parsed.modes.yolo || args.yolo,
     };
-    let route = match parsed.models.into_iter().next() {
-        Some(route) => route,
-        None => default_route(&config)?,
-    };
 
-    let files = input::read_files(&args.files, &ui)?;
+    // All input is read before any chat is locked: stdin may take its time.
+    let files = input::read_files(&args.files, &ctx.ui)?;
     let stdin = if args.no_stdin {
         None
     } else {
-        input::read_stdin(!parsed.prompt.is_empty() || !files.is_empty(), &ui)?
+        input::read_stdin(!parsed.prompt.is_empty() || !files.is_empty(), &ctx.ui)?
     };
     let prompt = input::assemble(&files, stdin.as_deref(), &parsed.prompt);
     if prompt.trim().is_empty() {
+        let label = parsed.models.first().map_or("sonnet", |r| r.label.as_str());
         return Err(Error::usage("no prompt given").hint(format!(
-            "ai {} \"your question\", or pipe text in: echo hi | ai {}",
-            route.label, route.label
+            "ai {label} \"your question\", or pipe text in: echo hi | ai {label}"
         )));
     }
+    let title = title_of(&parsed.prompt, &prompt);
+    let turn = Turn {
+        route: parsed.models.into_iter().next(),
+        modes,
+        prompt,
+        title,
+    };
 
+    let save = match parsed.chat {
+        ChatRef::Plain => !args.no_chat && ctx.config.chat.save != Some(false),
+        _ => true,
+    };
+    let target = match parsed.chat {
+        ChatRef::Plain | ChatRef::New => Target::New(None),
+        ChatRef::Named(name) => Target::New(Some(name)),
+        ChatRef::Existing(id) => Target::Existing(id),
+        ChatRef::Last => Target::Existing(last_chat(&ctx)?),
+    };
+    if !save {
+        return one_shot(&ctx, args, turn);
+    }
+    chat_turn(&ctx, args, target, turn, None)
+}
+
+enum Target {
+    New(Option<String>),
+    Existing(String),
+}
+
+/// `ai chat retry ID [MODEL]`: resend the prompt of the chat's failed last turn.
+pub(crate) fn retry(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> {
+    let ctx = Ctx::load(args.quiet)?;
+    crate::chat::store::check_id(id)?;
+    let Some(id) = ctx.store.find(id) else {
+        return Err(
+            Error::not_found(format!("no chat '{id}'")).hint("`ai chat list` shows your chats")
+        );
+    };
+    let route = match model {
+        Some(word) => Some(
+            alias::resolve(word, &ctx.config)?.ok_or_else(|| alias::unknown(word, &ctx.config))?,
+        ),
+        None => None,
+    };
+    let turn = Turn {
+        route,
+        modes: Modes {
+            json: args.json,
+            yolo: args.yolo,
+        },
+        prompt: String::new(),
+        title: String::new(),
+    };
+    chat_turn(&ctx, args, Target::Existing(id), turn, Some(()))
+}
+
+/// A call saved nowhere (`--no-chat`, or config `chat.save: false`).
+fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
+    let route = match turn.route {
+        Some(r) => r,
+        None => default_route(&ctx.config)?,
+    };
     let messages = [Message {
         role: Role::User,
-        content: prompt,
+        content: turn.prompt,
     }];
+    let system = args.system.as_deref().or(ctx.config.chat.system.as_deref());
     let req = Request {
         route: &route,
-        system: None,
+        system,
         messages: &messages,
-        modes,
-        timeout: args.timeout.unwrap_or(config.timeout),
+        modes: turn.modes,
+        timeout: args.timeout.unwrap_or(ctx.config.timeout),
     };
     if args.dry_run {
-        return output::print_stdout(&backend::dry_run(&req, &config)?);
+        return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
     }
-
     let started = Instant::now();
-    let mut sink = ReplySink::new(!modes.json);
-    let outcome = backend::send(&req, &config, &mut sink, &ui)?;
+    let mut sink = ReplySink::new(!turn.modes.json);
+    let outcome = backend::send(&req, &ctx.config, &mut sink, &ctx.ui)?;
     outcome.into_result()?;
     let reply = sink.finish()?;
-    if modes.json {
-        print_json(&route, &reply, started.elapsed().as_millis())?;
+    if turn.modes.json {
+        print_json(&route, None, &reply, started.elapsed().as_millis())?;
     }
     Ok(())
+}
+
+/// One turn of a chat: lock → load → window → send → append → unlock → footer.
+fn chat_turn(
+    ctx: &Ctx,
+    args: &CallArgs,
+    target: Target,
+    mut turn: Turn,
+    retry: Option<()>,
+) -> Result<()> {
+    let timeout = args.timeout.unwrap_or(ctx.config.timeout);
+    let wait = if args.no_wait {
+        Wait::No
+    } else {
+        Wait::UpTo(timeout)
+    };
+    let budget = ctx.budget();
+    // Read enough of the history to fill the window (4 characters a token, with room to spare).
+    let need = budget.saturating_mul(4).saturating_add(64 * 1024);
+
+    let mut chat: Option<Chat> = match &target {
+        Target::Existing(id) => Some(ctx.store.open(id, wait, Some(need), &ctx.ui)?),
+        Target::New(_) => None,
+    };
+    if retry.is_some() {
+        let Some(c) = chat.as_ref() else {
+            return Err(Error::usage("nothing to retry"));
+        };
+        match c.records.last() {
+            Some(Record::Pending(p)) => {
+                turn.prompt = p.content.clone();
+                if turn.route.is_none() {
+                    turn.route = route_of(&p.origin, &ctx.config);
+                }
+            }
+            _ => {
+                return Err(Error::usage(format!(
+                    "the last turn of chat {} did not fail; there is nothing to retry",
+                    c.id
+                ))
+                .hint(format!("continue it instead: ai chat {} \"…\"", c.id)));
+            }
+        }
+    }
+    let route = match turn.route.take() {
+        Some(r) => r,
+        None => match chat.as_ref().and_then(|c| last_route(c, &ctx.config)) {
+            Some(r) => r,
+            None => default_route(&ctx.config)?,
+        },
+    };
+
+    let system: Option<String> = match &chat {
+        Some(c) => {
+            if let Some(new) = &args.system {
+                if c.header.system.as_deref() != Some(new.as_str()) && !args.dry_run {
+                    let mut header = c.header.clone();
+                    header.system = Some(new.clone());
+                    if let Some(c) = chat.as_mut() {
+                        c.rewrite_header(header)?;
+                        ctx.ui
+                            .notice(&format!("ai: chat {}: system prompt changed", c.id));
+                    }
+                }
+                Some(new.clone())
+            } else {
+                c.header.system.clone()
+            }
+        }
+        None => args
+            .system
+            .clone()
+            .or_else(|| ctx.config.chat.system.clone()),
+    };
+
+    let history: Vec<&MessageRec> = chat
+        .as_ref()
+        .map(|c| c.messages().collect())
+        .unwrap_or_default();
+    let unloaded = match &chat {
+        Some(c) if !c.complete => history
+            .first()
+            .and_then(|m| m.turn)
+            .map_or(0, |t| 2 * t.saturating_sub(1) as usize),
+        _ => 0,
+    };
+    let win = window::select(&history, unloaded, system.as_deref(), &turn.prompt, budget);
+    let turn_no = chat.as_ref().map_or(0, |c| c.turns) + 1;
+    if win.left_out > 0 {
+        let id = chat.as_ref().map_or("", |c| c.id.as_str());
+        ctx.ui.notice(&format!(
+            "ai: {} older message{} of chat {id} not sent (window of {budget} estimated tokens; raise \"chat.window_tokens\" in config.json to send more)",
+            win.left_out,
+            if win.left_out == 1 { " was" } else { "s were" },
+        ));
+    }
+    let req = Request {
+        route: &route,
+        system: system.as_deref(),
+        messages: &win.messages,
+        modes: turn.modes,
+        timeout,
+    };
+    if args.dry_run {
+        return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
+    }
+
+    let mut chat = match chat {
+        Some(c) => c,
+        None => {
+            let header = Header {
+                v: record::VERSION,
+                id: String::new(),
+                created: record::now(),
+                model: Some(route.label.clone()),
+                system: system.clone(),
+                title: Some(turn.title.clone()).filter(|t| !t.is_empty()),
+            };
+            let name = match &target {
+                Target::New(name) => name.as_deref(),
+                Target::Existing(_) => None,
+            };
+            ctx.store.create(name, header)?
+        }
+    };
+    // From here a Ctrl+C only stops the backend: what was typed and received gets saved.
+    let _defer = signal::Defer::start();
+
+    let started = Instant::now();
+    let mut sink = ReplySink::new(!turn.modes.json);
+    let outcome = match backend::send(&req, &ctx.config, &mut sink, &ctx.ui) {
+        Ok(o) => o,
+        Err(e) => backend::Outcome {
+            text: String::new(),
+            end: End::Failed(e),
+        },
+    };
+    let ms = started.elapsed().as_millis() as u64;
+    let origin = Origin {
+        alias: Some(route.label.clone()),
+        provider: Some(route.provider.name().to_owned()),
+        model: Some(route.model.clone()),
+        effort: route.effort.clone(),
+    };
+    let now = record::now();
+    let user = |turn: u64| {
+        Record::Message(MessageRec {
+            role: Role::User,
+            content: turn_prompt(&req),
+            ts: now.clone(),
+            origin: origin.clone(),
+            turn: Some(turn),
+            usage: None,
+            ms: None,
+            interrupted: false,
+        })
+    };
+    let assistant = |text: &str, interrupted: bool| {
+        Record::Message(MessageRec {
+            role: Role::Assistant,
+            content: text.to_owned(),
+            ts: record::now(),
+            origin: origin.clone(),
+            turn: Some(turn_no),
+            usage: None,
+            ms: Some(ms),
+            interrupted,
+        })
+    };
+    let (records, result) = match outcome.end {
+        End::Complete => (vec![user(turn_no), assistant(&outcome.text, false)], Ok(())),
+        End::Interrupted => (
+            vec![user(turn_no), assistant(&outcome.text, true)],
+            Err(Error::Interrupted),
+        ),
+        End::Failed(Error::BrokenPipe) => (
+            vec![user(turn_no), assistant(&outcome.text, true)],
+            Err(Error::BrokenPipe),
+        ),
+        End::Failed(e) => {
+            let pending = Record::Pending(PendingRec {
+                content: turn_prompt(&req),
+                ts: now.clone(),
+                origin: origin.clone(),
+                error: e.to_string().lines().next().unwrap_or("").to_owned(),
+            });
+            (vec![pending], Err(e))
+        }
+    };
+    chat.append(&records, &ctx.ui)?;
+    let _ = write_atomic(
+        &ctx.home.dir.join("last_chat"),
+        format!("{}\n", chat.id).as_bytes(),
+    );
+    let id = chat.id.clone();
+    drop(chat); // unlock before printing the rest
+
+    match result {
+        Ok(()) => {
+            let reply = sink.finish()?;
+            if turn.modes.json {
+                print_json(&route, Some(&id), &reply, u128::from(ms))?;
+            }
+            ctx.ui.notice(&format!("[chat: {id}]"));
+            if signal::interrupted() {
+                return Err(Error::Interrupted);
+            }
+            Ok(())
+        }
+        Err(Error::Interrupted) => {
+            let _ = sink.finish();
+            ctx.ui.notice(&format!(
+                "ai: interrupted; the prompt and the partial reply are saved [chat: {id}]"
+            ));
+            Err(Error::Interrupted)
+        }
+        Err(Error::BrokenPipe) => Err(Error::BrokenPipe),
+        Err(e) => {
+            ctx.ui.notice(&format!(
+                "ai: the prompt is kept in chat {id}; resend it with: ai chat retry {id}"
+            ));
+            Err(e)
+        }
+    }
+}
+
+/// The new prompt of a request (its last message).
+fn turn_prompt(req: &Request<'_>) -> String {
+    req.prompt().to_owned()
+}
+
+/// A chat's model for a turn that names none: the last one that answered (or was asked).
+fn last_route(chat: &Chat, config: &Config) -> Option<Route> {
+    let from_records = chat.records.iter().rev().find_map(|r| match r {
+        Record::Message(m) if m.role == Role::Assistant => route_of(&m.origin, config),
+        Record::Pending(p) => route_of(&p.origin, config),
+        _ => None,
+    });
+    from_records.or_else(|| {
+        chat.header
+            .model
+            .as_deref()
+            .and_then(|a| alias::resolve(a, config).ok().flatten())
+    })
+}
+
+fn route_of(origin: &Origin, config: &Config) -> Option<Route> {
+    if let Some(a) = origin.alias.as_deref()
+        && let Ok(Some(r)) = alias::resolve(a, config)
+    {
+        return Some(r);
+    }
+    let (p, m) = (origin.provider.as_deref()?, origin.model.as_deref()?);
+    let word = match &origin.effort {
+        Some(e) => format!("{p}:{m}@{e}"),
+        None => format!("{p}:{m}"),
+    };
+    alias::resolve(&word, config).ok().flatten()
+}
+
+/// The most recently used chat, for `ai reply`.
+fn last_chat(ctx: &Ctx) -> Result<String> {
+    let path = ctx.home.dir.join("last_chat");
+    let id = std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    match ctx.store.find(&id) {
+        Some(id) => Ok(id),
+        None => Err(Error::not_found("there is no recent chat to reply to")
+            .hint("start one: ai sonnet \"…\" (every prompt is saved as a chat)")),
+    }
+}
+
+/// A short title: the prompt words, else the first non-empty line of the prompt.
+fn title_of(words: &str, prompt: &str) -> String {
+    let source = if words.trim().is_empty() {
+        prompt
+    } else {
+        words
+    };
+    let line = source
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let clean = output::sanitize(line);
+    match clean.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &clean[..i]),
+        None => clean,
+    }
 }
 
 /// The route of `default_alias`, when the call names no model.
@@ -84,15 +493,17 @@ fn default_route(config: &Config) -> Result<Route> {
 #[derive(Serialize)]
 struct JsonReply<'a> {
     reply: &'a str,
+    chat: Option<&'a str>,
     model: &'a str,
     provider: &'a str,
     alias: &'a str,
     elapsed_ms: u128,
 }
 
-fn print_json(route: &Route, reply: &str, elapsed_ms: u128) -> Result<()> {
+fn print_json(route: &Route, chat: Option<&str>, reply: &str, elapsed_ms: u128) -> Result<()> {
     let obj = JsonReply {
         reply,
+        chat,
         model: &route.model,
         provider: route.provider.name(),
         alias: &route.label,

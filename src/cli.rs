@@ -68,6 +68,40 @@ pub(crate) struct CallArgs {
     /// Do not read standard input, even when it is not a terminal.
     #[arg(long)]
     pub(crate) no_stdin: bool,
+
+    /// Continue chat ID (or start a chat with this name: letters, digits, - and _).
+    #[arg(long, value_name = "ID")]
+    pub(crate) chat: Option<String>,
+
+    /// Do not save this prompt as a chat.
+    #[arg(long, conflicts_with = "chat")]
+    pub(crate) no_chat: bool,
+
+    /// Fail at once (exit 75) when the chat is in use by another call, instead of waiting.
+    #[arg(long)]
+    pub(crate) no_wait: bool,
+
+    /// System prompt of a new chat (default: config "chat.system").
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub(crate) system: Option<String>,
+}
+
+impl CallArgs {
+    /// Options given before a subcommand (`ai -q chat …`) joined with those after it.
+    pub(crate) fn merge(mut self, later: CallArgs) -> CallArgs {
+        self.files.extend(later.files);
+        self.dry_run |= later.dry_run;
+        self.quiet |= later.quiet;
+        self.json |= later.json;
+        self.yolo |= later.yolo;
+        self.timeout = later.timeout.or(self.timeout);
+        self.no_stdin |= later.no_stdin;
+        self.chat = later.chat.or(self.chat);
+        self.no_chat |= later.no_chat;
+        self.no_wait |= later.no_wait;
+        self.system = later.system.or(self.system);
+        self
+    }
 }
 
 fn parse_secs(s: &str) -> std::result::Result<Duration, String> {
@@ -101,12 +135,114 @@ pub(crate) enum Command {
         /// The shell to complete for.
         shell: Shell,
     },
+    /// Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them.
+    #[command(args_conflicts_with_subcommands = true)]
+    Chat {
+        #[command(subcommand)]
+        action: Option<ChatAction>,
+        #[command(flatten)]
+        call: CallArgs,
+        /// Chat ID (none starts a new chat), then optionally a model, then the prompt.
+        #[arg(value_name = "ID|MODEL|PROMPT")]
+        words: Vec<String>,
+    },
+    /// Continue the most recently used chat.
+    Reply {
+        #[command(flatten)]
+        call: CallArgs,
+        /// Optionally a model, then the prompt.
+        #[arg(value_name = "MODEL|PROMPT")]
+        words: Vec<String>,
+    },
     /// Candidates for shell completion (used by the completion scripts).
     #[command(name = "__complete", hide = true)]
     Complete {
         /// What to list: `models`.
         kind: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ChatAction {
+    /// List chats, most recently used first.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N chats (0: all).
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show a chat's messages.
+    Show {
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete chats (waits for a turn in progress on them).
+    Delete {
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Fail at once when a chat is in use.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Give a chat a title.
+    Rename {
+        id: String,
+        /// The new title.
+        #[arg(required = true, num_args = 1.., value_name = "TITLE")]
+        title: Vec<String>,
+    },
+    /// Resend the prompt of a turn that failed.
+    Retry {
+        id: String,
+        /// Send it to this model instead of the one it was meant for.
+        #[arg(value_parser = WordParser)]
+        model: Option<String>,
+        #[command(flatten)]
+        call: CallArgs,
+    },
+    /// Delete chats not used for a while.
+    Gc {
+        /// Age: a number and s, m, h, d or w (e.g. 30d).
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: Duration,
+        /// Only print what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Create an empty chat and print its ID (for scripts).
+    New {
+        /// The chat's model.
+        #[arg(value_parser = WordParser)]
+        model: Option<String>,
+        /// The chat's system prompt.
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        system: Option<String>,
+        /// A name instead of a generated ID.
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+pub(crate) fn parse_age(s: &str) -> std::result::Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not an age like 30d, 12h or 2w"))?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(format!("'{s}' is not an age like 30d, 12h or 2w")),
+    };
+    Ok(Duration::from_secs(n.saturating_mul(secs)))
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -153,26 +289,70 @@ pub(crate) struct Modes {
     pub(crate) yolo: bool,
 }
 
+/// Which command the words came with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// `ai [MODEL…] [chat [ID]] PROMPT`
+    Top,
+    /// `ai chat [ID] [MODEL] PROMPT`
+    Chat,
+    /// `ai reply [MODEL] PROMPT`
+    Reply,
+}
+
+/// Which chat a call continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChatRef {
+    /// A plain prompt: saved as a new chat unless `--no-chat` or config `chat.save: false`.
+    Plain,
+    /// `chat` with no ID: a new chat.
+    New,
+    /// A new chat with this name (`--chat NAME`).
+    Named(String),
+    /// An existing chat (its canonical ID).
+    Existing(String),
+    /// `reply`: the most recently used chat.
+    Last,
+}
+
 /// The positional words, resolved.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Words {
     pub(crate) models: Vec<Route>,
     pub(crate) modes: Modes,
+    pub(crate) chat: ChatRef,
     /// Prompt words, joined by single spaces (may be empty: the prompt can come from stdin).
     pub(crate) prompt: String,
 }
 
 /// Resolve the raw words. `literal_from` is the index of the first word that came after `--`:
-/// from there on every word is prompt text.
+/// from there on every word is prompt text. `find_chat` maps a word to the ID of an existing
+/// chat (case-insensitively); `chat_flag` is the value of `--chat`.
 pub(crate) fn resolve_words(
+    entry: Entry,
     words: &[String],
     literal_from: usize,
+    chat_flag: Option<&str>,
     config: &Config,
+    find_chat: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Words> {
     let mut models = Vec::new();
     let mut modes = Modes::default();
+    let mut chat = match entry {
+        Entry::Top => ChatRef::Plain,
+        Entry::Chat => ChatRef::New,
+        Entry::Reply => ChatRef::Last,
+    };
+    let keywords_end = words.len().min(literal_from);
     let mut i = 0;
-    while i < words.len().min(literal_from) {
+    if entry == Entry::Chat
+        && i < keywords_end
+        && let Some(id) = chat_id_word(&words[i], find_chat)?
+    {
+        chat = ChatRef::Existing(id);
+        i += 1;
+    }
+    while i < keywords_end {
         let w = words[i].as_str();
         match w {
             "json" => modes.json = true,
@@ -181,13 +361,16 @@ pub(crate) fn resolve_words(
                 return Err(Error::usage(format!("the `{w}` mode is not available yet"))
                     .hint(format!("to send the word as a prompt, write: ai -- {w} …")));
             }
-            "chat" | "reply" => {
-                return Err(
-                    Error::usage(format!("chats (`{w}`) are not available yet")).hint(format!(
-                        "to send the word as a prompt, write: ai … -- {w} …"
-                    )),
-                );
+            "chat" if entry == Entry::Top && chat == ChatRef::Plain => {
+                chat = ChatRef::New;
+                if i + 1 < keywords_end
+                    && let Some(id) = chat_id_word(&words[i + 1], find_chat)?
+                {
+                    chat = ChatRef::Existing(id);
+                    i += 1;
+                }
             }
+            "reply" if entry == Entry::Top && chat == ChatRef::Plain => chat = ChatRef::Last,
             _ if alias::RESERVED.contains(&w) => break,
             _ => match alias::resolve(w, config)? {
                 Some(route) => models.push(route),
@@ -210,11 +393,54 @@ pub(crate) fn resolve_words(
         ))
         .hint("name one model, or write the prompt after -- if a word was meant as text"));
     }
+    if let Some(flag) = chat_flag {
+        if chat != ChatRef::Plain {
+            return Err(
+                Error::usage("--chat and a `chat`/`reply` word name the chat twice")
+                    .hint("use one of them"),
+            );
+        }
+        chat = match find_chat(flag) {
+            Some(id) => ChatRef::Existing(id),
+            None => new_chat_name(flag)?,
+        };
+    }
     Ok(Words {
         models,
         modes,
+        chat,
         prompt: words[i..].join(" "),
     })
+}
+
+/// After `chat`: an existing chat's ID, an error for an ID-shaped word naming none, or `None`
+/// (the word starts the model or prompt).
+fn chat_id_word(word: &str, find_chat: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>> {
+    if let Some(id) = find_chat(word) {
+        return Ok(Some(id));
+    }
+    if crate::chat::store::id_shaped(word) {
+        return Err(Error::not_found(format!("no chat '{word}'")).hint(format!(
+            "`ai chat list` shows your chats; to send '{word}' as text, quote the whole prompt or put it after --"
+        )));
+    }
+    Ok(None)
+}
+
+/// `--chat NAME` for a chat that does not exist yet.
+fn new_chat_name(name: &str) -> Result<ChatRef> {
+    use crate::chat::store;
+    store::check_id(name)?;
+    if store::id_shaped(name) {
+        return Err(Error::not_found(format!("no chat '{name}'"))
+            .hint("`ai chat list` shows your chats; a new chat's name needs a letter-only part or a - or _"));
+    }
+    if store::RESERVED_NAMES.contains(&name) {
+        return Err(Error::usage(format!(
+            "'{name}' cannot be a chat name (it is a chat command)"
+        )));
+    }
+    Ok(ChatRef::Named(name.to_owned()))
 }
 
 /// Where `--` ends option parsing in the raw arguments: the number of words after it.
@@ -238,6 +464,73 @@ mod tests {
         list.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn chats(word: &str) -> Option<String> {
+        ["K7Q", "ABC", "work"]
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(word))
+            .map(|c| (*c).to_owned())
+    }
+
+    fn resolve(entry: Entry, words: &[&str], literal: usize, flag: Option<&str>) -> Result<Words> {
+        resolve_words(entry, &w(words), literal, flag, &cfg(), &chats)
+    }
+
+    fn resolve_words_top(words: &[String], literal: usize, _: &Config) -> Result<Words> {
+        resolve_words(Entry::Top, words, literal, None, &cfg(), &chats)
+    }
+
+    #[test]
+    fn chat_forms() {
+        let r = resolve(
+            Entry::Top,
+            &["sonnet", "chat", "k7q", "hi"],
+            usize::MAX,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.chat, r.prompt.as_str(), r.models.len()),
+            (ChatRef::Existing("K7Q".into()), "hi", 1)
+        );
+        let r = resolve(Entry::Chat, &["K7Q", "gpt", "more"], usize::MAX, None).unwrap();
+        assert_eq!(
+            (r.chat, r.models[0].label.as_str()),
+            (ChatRef::Existing("K7Q".into()), "gpt")
+        );
+        let r = resolve(Entry::Chat, &["fix", "this", "bug"], usize::MAX, None).unwrap();
+        assert_eq!((r.chat, r.prompt.as_str()), (ChatRef::New, "fix this bug"));
+        let r = resolve(Entry::Top, &["sonnet", "hi"], usize::MAX, Some("k7q")).unwrap();
+        assert_eq!(r.chat, ChatRef::Existing("K7Q".into()));
+        let r = resolve(Entry::Top, &["hi"], usize::MAX, Some("notes")).unwrap();
+        assert_eq!(r.chat, ChatRef::Named("notes".into()));
+        let r = resolve(Entry::Reply, &["opus", "more"], usize::MAX, None).unwrap();
+        assert_eq!((r.chat, r.models.len()), (ChatRef::Last, 1));
+        // Three-letter aliases beside IDs: `gpt` is a model, not a chat.
+        let r = resolve(Entry::Chat, &["gpt", "hello"], usize::MAX, None).unwrap();
+        assert_eq!((r.chat, r.models.len()), (ChatRef::New, 1));
+    }
+
+    #[test]
+    fn chat_traps() {
+        let e = resolve(Entry::Chat, &["Z9Z", "hello"], usize::MAX, None).unwrap_err();
+        assert_eq!(e.exit_code(), 4);
+        let r = resolve(Entry::Chat, &["Z9Z", "hello"], 0, None).unwrap();
+        assert_eq!((r.chat, r.prompt.as_str()), (ChatRef::New, "Z9Z hello"));
+        assert_eq!(
+            resolve(Entry::Top, &["hi"], usize::MAX, Some("../../etc/passwd"))
+                .unwrap_err()
+                .exit_code(),
+            2
+        );
+        assert_eq!(
+            resolve(Entry::Top, &["hi"], usize::MAX, Some("Q1Q"))
+                .unwrap_err()
+                .exit_code(),
+            4
+        );
+        assert!(resolve(Entry::Top, &["chat", "K7Q", "hi"], usize::MAX, Some("ABC")).is_err());
+    }
+
     #[test]
     fn clap_definition_is_valid() {
         Cli::command().debug_assert();
@@ -245,31 +538,32 @@ mod tests {
 
     #[test]
     fn model_then_prompt() {
-        let r = resolve_words(&w(&["sonnet", "explain", "recursion"]), usize::MAX, &cfg()).unwrap();
+        let r =
+            resolve_words_top(&w(&["sonnet", "explain", "recursion"]), usize::MAX, &cfg()).unwrap();
         assert_eq!(r.models.len(), 1);
         assert_eq!(r.prompt, "explain recursion");
     }
 
     #[test]
     fn no_model_is_prompt_for_default() {
-        let r = resolve_words(&w(&["explain", "recursion"]), usize::MAX, &cfg()).unwrap();
+        let r = resolve_words_top(&w(&["explain", "recursion"]), usize::MAX, &cfg()).unwrap();
         assert!(r.models.is_empty());
         assert_eq!(r.prompt, "explain recursion");
     }
 
     #[test]
     fn typo_is_unknown_alias() {
-        let e = resolve_words(&w(&["sonet", "hi"]), usize::MAX, &cfg()).unwrap_err();
+        let e = resolve_words_top(&w(&["sonet", "hi"]), usize::MAX, &cfg()).unwrap_err();
         assert_eq!(e.exit_code(), 4);
         assert!(e.hint_text().unwrap().contains("sonnet"));
     }
 
     #[test]
     fn modes_and_dashdash() {
-        let r = resolve_words(&w(&["yolo", "sonnet", "json", "sonnet"]), 3, &cfg()).unwrap();
+        let r = resolve_words_top(&w(&["yolo", "sonnet", "json", "sonnet"]), 3, &cfg()).unwrap();
         assert!(r.modes.yolo && r.modes.json);
         assert_eq!(r.prompt, "sonnet");
-        let r = resolve_words(&w(&["sonnet", "list", "files"]), usize::MAX, &cfg()).unwrap();
+        let r = resolve_words_top(&w(&["sonnet", "list", "files"]), usize::MAX, &cfg()).unwrap();
         assert_eq!(r.prompt, "list files");
     }
 

@@ -113,7 +113,26 @@ struct Known {
     /// Per-call timeout in seconds.
     #[serde(default)]
     timeout: Option<f64>,
+    #[serde(default)]
+    chat: ChatSettings,
 }
+
+/// The `"chat"` object of config.json.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct ChatSettings {
+    /// Save plain prompts as new chats too (default true).
+    #[serde(default)]
+    pub(crate) save: Option<bool>,
+    /// Default system prompt of new chats.
+    #[serde(default)]
+    pub(crate) system: Option<String>,
+    /// Estimated-token budget of the history sent with each turn (default 8000).
+    #[serde(default)]
+    pub(crate) window_tokens: Option<usize>,
+}
+
+/// Default `chat.window_tokens`.
+pub(crate) const DEFAULT_WINDOW_TOKENS: usize = 8000;
 
 /// An alias value: `["provider", "model"]` as the Python tool writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -128,6 +147,7 @@ pub(crate) struct Config {
     pub(crate) default_alias: Option<String>,
     pub(crate) backends: BTreeMap<String, CustomBackend>,
     pub(crate) timeout: Duration,
+    pub(crate) chat: ChatSettings,
 }
 
 impl Config {
@@ -174,6 +194,7 @@ impl Config {
             default_alias: known.default_alias.filter(|a| !a.is_empty()),
             backends: known.backends,
             timeout,
+            chat: known.chat,
         })
     }
 

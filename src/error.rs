@@ -65,7 +65,6 @@ impl Error {
             hint: None,
         }
     }
-    #[expect(dead_code, reason = "chat locks")]
     pub(crate) fn busy(msg: impl Into<String>) -> Self {
         Error::Busy {
             msg: msg.into(),

@@ -4,6 +4,7 @@
 mod alias;
 mod backend;
 mod call;
+mod chat;
 mod cli;
 mod commands;
 mod config;
@@ -14,7 +15,7 @@ mod signal;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{ChatAction, Cli, Command, Entry};
 use crate::error::Result;
 use crate::output::Ui;
 
@@ -36,11 +37,25 @@ fn main() {
 }
 
 fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
+    let literal_from = |words: &[String]| words.len().saturating_sub(words_after_dashdash);
     let ui = Ui::new(cli.call.quiet);
     match cli.command {
-        None => {
-            let literal_from = cli.words.len().saturating_sub(words_after_dashdash);
-            call::run(&cli.call, &cli.words, literal_from)
+        None => call::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words)),
+        Some(Command::Chat {
+            action: None,
+            call,
+            words,
+        }) => {
+            let call = cli.call.merge(call);
+            call::run(Entry::Chat, &call, &words, literal_from(&words))
+        }
+        Some(Command::Chat {
+            action: Some(action),
+            ..
+        }) => chat_command(action, cli.call),
+        Some(Command::Reply { call, words }) => {
+            let call = cli.call.merge(call);
+            call::run(Entry::Reply, &call, &words, literal_from(&words))
         }
         Some(Command::Init) => commands::init::run(),
         Some(Command::List { json }) => commands::list::run(json),
@@ -48,6 +63,33 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             commands::default::run(alias.as_deref(), clear, &ui)
         }
         Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Complete { kind }) if kind == "chats" => {
+            commands::chat::complete(&call::Ctx::load(true)?)
+        }
         Some(Command::Complete { kind }) => commands::completions::complete(&kind),
+    }
+}
+
+fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
+    use commands::chat;
+    if let ChatAction::Retry { id, model, call } = action {
+        return call::retry(&top.merge(call), &id, model.as_deref());
+    }
+    let ctx = call::Ctx::load(top.quiet)?;
+    match action {
+        ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
+        ChatAction::Show { id, json } => chat::show(&ctx, &id, json),
+        ChatAction::Delete { ids, no_wait } => chat::delete(&ctx, &ids, no_wait || top.no_wait),
+        ChatAction::Rename { id, title } => chat::rename(&ctx, &id, &title.join(" ")),
+        ChatAction::Gc {
+            older_than,
+            dry_run,
+        } => chat::gc(&ctx, older_than, dry_run),
+        ChatAction::New {
+            model,
+            system,
+            name,
+        } => chat::new(&ctx, model.as_deref(), system.as_deref(), name.as_deref()),
+        ChatAction::Retry { .. } => Ok(()),
     }
 }

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set while a chat turn must be allowed to save what it has.
+static DEFER: AtomicBool = AtomicBool::new(false);
 /// Process group of the running backend, or 0.
 static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
 
@@ -19,7 +21,7 @@ pub(crate) fn install() {
         let group = CHILD_GROUP.load(Ordering::SeqCst);
         if group > 0 {
             terminate_group(group);
-        } else {
+        } else if !DEFER.load(Ordering::SeqCst) {
             std::process::exit(crate::error::code::INTERRUPTED);
         }
     });
@@ -68,4 +70,21 @@ pub(crate) fn terminate_group(group: i32) {
             }
         }
     });
+}
+
+/// While alive, Ctrl+C does not end the process at once: the caller saves its work, then checks
+/// [`interrupted`].
+pub(crate) struct Defer;
+
+impl Defer {
+    pub(crate) fn start() -> Defer {
+        DEFER.store(true, Ordering::SeqCst);
+        Defer
+    }
+}
+
+impl Drop for Defer {
+    fn drop(&mut self) {
+        DEFER.store(false, Ordering::SeqCst);
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Request, Role};
+use super::Request;
 use crate::alias::{Cli, Provider};
 use crate::config::{Config, CustomBackend, PromptVia};
 use crate::error::{Error, Result};
@@ -42,25 +42,7 @@ pub(crate) fn install_hint(cli: Cli) -> &'static str {
 
 /// The text a CLI receives: the prompt alone, or the conversation as one transcript.
 pub(crate) fn prompt_text(req: &Request<'_>) -> String {
-    if req.messages.len() <= 1 && req.system.is_none() {
-        return req.prompt().to_owned();
-    }
-    let mut out = String::new();
-    if let Some(system) = req.system {
-        out.push_str("[system]\n");
-        out.push_str(system);
-        out.push_str("\n\n");
-    }
-    for m in req.messages {
-        out.push_str(match m.role {
-            Role::User => "[user]\n",
-            Role::Assistant => "[assistant]\n",
-        });
-        out.push_str(&m.content);
-        out.push_str("\n\n");
-    }
-    out.truncate(out.trim_end().len());
-    out
+    super::transcript::render(req.system, req.messages)
 }
 
 /// Build the invocation for a CLI route.

@@ -3,6 +3,7 @@
 pub(crate) mod cli;
 pub(crate) mod echo;
 pub(crate) mod process;
+pub(crate) mod transcript;
 
 use std::time::Duration;
 
@@ -12,13 +13,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::output::{Sink, Ui};
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    User,
-    #[expect(dead_code, reason = "chats send history")]
-    Assistant,
-}
+pub(crate) use crate::chat::record::Role;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Message {

@@ -1,5 +1,6 @@
 //! The management commands: `init`, `list`, `default`, `completions`.
 
+pub(crate) mod chat;
 pub(crate) mod completions;
 pub(crate) mod default;
 pub(crate) mod init;

@@ -1,0 +1,449 @@
+//! `ai chat list | show | delete | rename | gc | new`.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use comfy_table::{Table, presets};
+use serde::Serialize;
+
+use crate::alias;
+use crate::call::Ctx;
+use crate::chat::legacy;
+use crate::chat::record::{self, Header, Record, Role};
+use crate::chat::store::{self, Wait};
+use crate::error::{Error, Result};
+use crate::output::{self, sanitize};
+
+#[derive(Serialize)]
+struct Summary {
+    id: String,
+    model: Option<String>,
+    turns: u64,
+    /// Seconds since the Unix epoch.
+    last_used: u64,
+    title: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    legacy: bool,
+}
+
+pub(crate) fn list(ctx: &Ctx, json: bool, limit: usize) -> Result<()> {
+    let mut entries: Vec<(SystemTime, String, std::path::PathBuf, bool)> = ctx
+        .store
+        .entries()
+        .into_iter()
+        .filter_map(|(id, path, legacy)| {
+            let mtime = path.metadata().and_then(|m| m.modified()).ok()?;
+            Some((mtime, id, path, legacy))
+        })
+        .collect();
+    entries.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = entries.len();
+    if limit > 0 {
+        entries.truncate(limit);
+    }
+    let rows: Vec<Summary> = entries
+        .into_iter()
+        .filter_map(|(mtime, id, path, legacy)| summarize(&id, &path, legacy, mtime))
+        .collect();
+    if json {
+        let mut text =
+            serde_json::to_string_pretty(&rows).map_err(|e| Error::backend(e.to_string()))?;
+        text.push('\n');
+        return output::print_stdout(&text);
+    }
+    if rows.is_empty() {
+        ctx.ui
+            .notice("ai: no chats yet (every prompt is saved as one: ai echo \"hi\")");
+        return Ok(());
+    }
+    let now = SystemTime::now();
+    let mut table = Table::new();
+    table.load_preset(presets::NOTHING);
+    table.set_header(vec!["ID", "MODEL", "TURNS", "LAST USED", "TITLE"]);
+    for r in &rows {
+        let used = SystemTime::UNIX_EPOCH + Duration::from_secs(r.last_used);
+        table.add_row(vec![
+            r.id.clone(),
+            sanitize(r.model.as_deref().unwrap_or("-")),
+            r.turns.to_string(),
+            ago(now.duration_since(used).unwrap_or_default()),
+            one_line(&r.title, 60),
+        ]);
+    }
+    let mut out = output::trim_lines(&table.to_string());
+    out.push('\n');
+    output::print_stdout(&out)?;
+    if total > rows.len() {
+        ctx.ui.notice(&format!(
+            "ai: {} of {total} chats shown; --limit 0 shows all",
+            rows.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The list row of one chat, reading only the head and tail of a large file.
+fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Option<Summary> {
+    let last_used = mtime
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    if is_legacy {
+        let text = std::fs::read_to_string(path).ok()?;
+        let (header, records) = legacy::parse(id, &text, path).ok()?;
+        let (turns, model, first) = scan(records.iter());
+        return Some(Summary {
+            id: id.to_owned(),
+            model: model.or(header.model),
+            turns,
+            last_used,
+            title: first.unwrap_or_default(),
+            legacy: true,
+        });
+    }
+    const WHOLE: u64 = 64 * 1024;
+    const PART: u64 = 16 * 1024;
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    if len <= WHOLE {
+        file.read_to_end(&mut head).ok()?;
+    } else {
+        (&mut file).take(PART).read_to_end(&mut head).ok()?;
+        file.seek(SeekFrom::Start(len - PART)).ok()?;
+        file.read_to_end(&mut tail).ok()?;
+    }
+    let mut lines = head.split(|&b| b == b'\n');
+    let header: Header = match serde_json::from_slice::<Record>(lines.next()?) {
+        Ok(Record::Chat(h)) => h,
+        _ => return None,
+    };
+    let head_records: Vec<Record> = lines
+        .filter_map(|l| serde_json::from_slice(l).ok())
+        .collect();
+    let tail_records: Vec<Record> = if tail.is_empty() {
+        Vec::new()
+    } else {
+        // The first line of the tail chunk is usually cut: parsing skips it.
+        tail.split(|&b| b == b'\n')
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect()
+    };
+    let (_, _, first) = scan(head_records.iter());
+    let (turns, model, _) = scan(head_records.iter().chain(tail_records.iter()));
+    Some(Summary {
+        id: id.to_owned(),
+        model: model.or(header.model),
+        turns,
+        last_used,
+        title: header.title.or(first).unwrap_or_default(),
+        legacy: false,
+    })
+}
+
+/// (last complete turn, last model, first user message) of records in file order.
+fn scan<'a>(records: impl Iterator<Item = &'a Record>) -> (u64, Option<String>, Option<String>) {
+    let mut turns = 0;
+    let mut model = None;
+    let mut first = None;
+    for r in records {
+        match r {
+            Record::Message(m) => {
+                if m.role == Role::Assistant {
+                    turns = turns.max(m.turn.unwrap_or(turns + 1));
+                    model = m.origin.alias.clone().or_else(|| m.origin.model.clone());
+                } else if first.is_none() {
+                    first = Some(m.content.clone());
+                }
+            }
+            Record::Pending(p) => model = p.origin.alias.clone().or(model),
+            _ => {}
+        }
+    }
+    (turns, model, first)
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = sanitize(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match flat.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
+}
+
+fn ago(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{}m ago", s / 60),
+        3600..=86_399 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86_400),
+    }
+}
+
+fn existing(ctx: &Ctx, id: &str) -> Result<String> {
+    store::check_id(id)?;
+    ctx.store.find(id).ok_or_else(|| {
+        Error::not_found(format!("no chat '{id}'")).hint("`ai chat list` shows your chats")
+    })
+}
+
+/// Read a whole chat (header and every record), checking every line.
+fn read_all(ctx: &Ctx, id: &str) -> Result<(Header, Vec<Record>)> {
+    let jsonl = ctx.store.dir.join(format!("{id}.jsonl"));
+    match std::fs::read(&jsonl) {
+        Ok(bytes) => {
+            let parsed = store::parse(&bytes, None, &jsonl)?;
+            Ok((parsed.header, parsed.records))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let path = legacy::path(&ctx.store.dir, id);
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
+            legacy::parse(id, &text, &path)
+        }
+        Err(e) => Err(Error::io("read", &jsonl, e)),
+    }
+}
+
+pub(crate) fn show(ctx: &Ctx, id: &str, json: bool) -> Result<()> {
+    let id = existing(ctx, id)?;
+    let (header, records) = read_all(ctx, &id)?;
+    if json {
+        #[derive(Serialize)]
+        struct Shown<'a> {
+            #[serde(flatten)]
+            header: &'a Header,
+            records: &'a [Record],
+        }
+        let mut text = serde_json::to_string_pretty(&Shown {
+            header: &header,
+            records: &records,
+        })
+        .map_err(|e| Error::backend(e.to_string()))?;
+        text.push('\n');
+        return output::print_stdout(&text);
+    }
+    let mut out = format!("chat {}", header.id);
+    if let Some(t) = &header.title {
+        out.push_str(&format!(" · {}", one_line(t, 80)));
+    }
+    out.push_str(&format!("\ncreated {}", sanitize(&header.created)));
+    if let Some(m) = &header.model {
+        out.push_str(&format!(" with {}", sanitize(m)));
+    }
+    out.push('\n');
+    if let Some(s) = &header.system {
+        out.push_str(&format!("\n── system ──\n{}\n", sanitize(s)));
+    }
+    for r in &records {
+        match r {
+            Record::Message(m) => {
+                let who = match m.role {
+                    Role::User => "you".to_owned(),
+                    Role::Assistant => sanitize(
+                        m.origin
+                            .alias
+                            .as_deref()
+                            .or(m.origin.model.as_deref())
+                            .unwrap_or("assistant"),
+                    ),
+                };
+                let mark = if m.interrupted { " (interrupted)" } else { "" };
+                out.push_str(&format!(
+                    "\n── {who} · {}{mark} ──\n{}\n",
+                    short_ts(&m.ts),
+                    sanitize(m.content.trim_end())
+                ));
+            }
+            Record::Pending(p) => {
+                out.push_str(&format!(
+                    "\n── you · {} (failed: {}; resend with ai chat retry {}) ──\n{}\n",
+                    short_ts(&p.ts),
+                    one_line(&p.error, 100),
+                    header.id,
+                    sanitize(p.content.trim_end())
+                ));
+            }
+            Record::Summary(s) => {
+                out.push_str(&format!(
+                    "\n── summary of turns 1–{} ──\n{}\n",
+                    s.through_turn,
+                    sanitize(s.content.trim_end())
+                ));
+            }
+            Record::Chat(_) | Record::Unknown => {}
+        }
+    }
+    output::print_stdout(&out)
+}
+
+fn short_ts(ts: &str) -> String {
+    let clean = sanitize(ts);
+    match chrono::DateTime::parse_from_rfc3339(&clean) {
+        Ok(t) => t
+            .with_timezone(&chrono::Local)
+            .format("%Y-%m-%d %H:%M")
+            .to_string(),
+        Err(_) => clean,
+    }
+}
+
+pub(crate) fn delete(ctx: &Ctx, ids: &[String], no_wait: bool) -> Result<()> {
+    for id in ids {
+        store::check_id(id)?;
+    }
+    let wait = if no_wait {
+        Wait::No
+    } else {
+        Wait::UpTo(ctx.config.timeout)
+    };
+    let mut missing = Vec::new();
+    for word in ids {
+        match ctx.store.find(word) {
+            Some(id) => {
+                ctx.store.delete(&id, wait, &ctx.ui)?;
+                ctx.ui.notice(&format!("ai: deleted chat {id}"));
+            }
+            None => missing.push(word.clone()),
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::not_found(format!(
+            "no chat {}",
+            missing
+                .iter()
+                .map(|m| format!("'{m}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .hint("`ai chat list` shows your chats"))
+    }
+}
+
+pub(crate) fn rename(ctx: &Ctx, id: &str, title: &str) -> Result<()> {
+    let id = existing(ctx, id)?;
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(Error::usage("the title is empty"));
+    }
+    let mut chat = ctx
+        .store
+        .open(&id, Wait::UpTo(ctx.config.timeout), Some(0), &ctx.ui)?;
+    let mut header = chat.header.clone();
+    header.title = Some(title.to_owned());
+    chat.rewrite_header(header)?;
+    ctx.ui.notice(&format!(
+        "ai: chat {id} is now titled: {}",
+        one_line(title, 80)
+    ));
+    Ok(())
+}
+
+pub(crate) fn gc(ctx: &Ctx, older_than: Duration, dry_run: bool) -> Result<()> {
+    let cutoff = SystemTime::now()
+        .checked_sub(older_than)
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut removed = Vec::new();
+    for (id, path, _) in ctx.store.entries() {
+        let Ok(mtime) = path.metadata().and_then(|m| m.modified()) else {
+            continue;
+        };
+        if mtime >= cutoff {
+            continue;
+        }
+        if dry_run {
+            removed.push(id);
+            continue;
+        }
+        match ctx.store.delete(&id, Wait::No, &ctx.ui) {
+            Ok(()) => removed.push(id),
+            Err(Error::Busy { .. }) => ctx.ui.notice(&format!("ai: skipped chat {id}: in use")),
+            Err(e) => return Err(e),
+        }
+    }
+    removed.sort();
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    if !removed.is_empty() {
+        output::print_stdout(&format!("{}\n", removed.join("\n")))?;
+    }
+    ctx.ui.notice(&format!(
+        "ai: {verb} {} chat{}",
+        removed.len(),
+        if removed.len() == 1 { "" } else { "s" }
+    ));
+    Ok(())
+}
+
+pub(crate) fn new(
+    ctx: &Ctx,
+    model: Option<&str>,
+    system: Option<&str>,
+    name: Option<&str>,
+) -> Result<()> {
+    let label = match model {
+        Some(word) => {
+            let route = alias::resolve(word, &ctx.config)?
+                .ok_or_else(|| alias::unknown(word, &ctx.config))?;
+            Some(route.label)
+        }
+        None => None,
+    };
+    if let Some(n) = name {
+        store::check_id(n)?;
+        if ctx.store.find(n).is_some() {
+            return Err(Error::usage(format!("chat '{n}' already exists")));
+        }
+        if store::RESERVED_NAMES.contains(&n) {
+            return Err(Error::usage(format!(
+                "'{n}' cannot be a chat name (it is a chat command)"
+            )));
+        }
+    }
+    let header = Header {
+        v: record::VERSION,
+        id: String::new(),
+        created: record::now(),
+        model: label,
+        system: system
+            .map(str::to_owned)
+            .or_else(|| ctx.config.chat.system.clone()),
+        title: None,
+    };
+    let chat = ctx.store.create(name, header)?;
+    output::print_stdout(&format!("{}\n", chat.id))
+}
+
+/// `ai __complete chats`: `ID<TAB>title` lines, most recent first.
+pub(crate) fn complete(ctx: &Ctx) -> Result<()> {
+    let mut entries: Vec<(SystemTime, String, std::path::PathBuf, bool)> = ctx
+        .store
+        .entries()
+        .into_iter()
+        .filter_map(|(id, path, legacy)| {
+            Some((
+                path.metadata().and_then(|m| m.modified()).ok()?,
+                id,
+                path,
+                legacy,
+            ))
+        })
+        .collect();
+    entries.sort_by_key(|e| std::cmp::Reverse(e.0));
+    entries.truncate(200);
+    let mut out = String::new();
+    for (mtime, id, path, legacy) in entries {
+        let title = summarize(&id, &path, legacy, mtime)
+            .map(|s| one_line(&s.title, 50))
+            .unwrap_or_default();
+        out.push_str(&format!("{id}\t{}\n", title.replace('\t', " ")));
+    }
+    output::print_stdout(&out)
+}
