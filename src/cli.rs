@@ -143,7 +143,7 @@ pub(crate) enum Command {
         #[command(flatten)]
         call: CallArgs,
         /// Chat ID (none starts a new chat), then optionally a model, then the prompt.
-        #[arg(value_name = "ID|MODEL|PROMPT")]
+        #[arg(value_name = "ID|MODEL|PROMPT", value_parser = WordParser)]
         words: Vec<String>,
     },
     /// Continue the most recently used chat.
@@ -151,7 +151,7 @@ pub(crate) enum Command {
         #[command(flatten)]
         call: CallArgs,
         /// Optionally a model, then the prompt.
-        #[arg(value_name = "MODEL|PROMPT")]
+        #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser)]
         words: Vec<String>,
     },
     /// Candidates for shell completion (used by the completion scripts).

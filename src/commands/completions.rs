@@ -56,25 +56,31 @@ pub(crate) fn complete(kind: &str) -> Result<()> {
 }
 
 const BASH_HOOK: &str = r#"
-# Aliases from your config, asked from `ai` itself for the first word.
-_ai_models() {
+# Aliases from your config and chat IDs, asked from `ai` itself.
+_ai_dynamic() {
     _ai "$@"
-    if [[ ${COMP_CWORD} -eq 1 && "${COMP_WORDS[1]}" != -* ]]; then
-        local cur="${COMP_WORDS[COMP_CWORD]}"
-        local IFS=$'\n'
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+    local IFS=$'\n'
+    if [[ "${prev}" == "--chat" || "${prev}" == "chat" && ${COMP_CWORD} -ge 2 \
+          || ${COMP_CWORD} -eq 3 && "${COMP_WORDS[1]}" == "chat" \
+             && "${prev}" =~ ^(show|delete|rename|retry)$ ]]; then
+        COMPREPLY+=( $(compgen -W "$(ai __complete chats 2>/dev/null | cut -f1)" -- "${cur}") )
+    elif [[ ${COMP_CWORD} -eq 1 && "${cur}" != -* ]]; then
         COMPREPLY+=( $(compgen -W "$(ai __complete models 2>/dev/null)" -- "${cur}") )
     fi
 }
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _ai_models -o nosort -o bashdefault -o default ai
+    complete -F _ai_dynamic -o nosort -o bashdefault -o default ai
 else
-    complete -F _ai_models -o bashdefault -o default ai
+    complete -F _ai_dynamic -o bashdefault -o default ai
 fi
 "#;
 
 const FISH_HOOK: &str = r#"
-# Aliases from your config, asked from `ai` itself for the first word.
+# Aliases from your config and chat IDs (with titles), asked from `ai` itself.
 complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"
+complete -c ai -n "__fish_seen_subcommand_from chat show delete rename retry" -f -a "(ai __complete chats 2>/dev/null)"
+complete -c ai -l chat -x -a "(ai __complete chats 2>/dev/null)"
 "#;
 
 /// Swap the static alias list of the positional words for a function that asks `ai`.
@@ -82,7 +88,17 @@ fn zsh_with_models(generated: &str) -> String {
     let builtins: Vec<&str> = alias::BUILTIN.iter().map(|(a, _, _)| *a).collect();
     let list = format!("({})", builtins.join(" "));
     let replaced = generated.replace(&list, "_ai_models");
-    let hook = "\n(( $+functions[_ai_models] )) ||\n_ai_models() {\n    local -a models\n    models=(${(f)\"$(ai __complete models 2>/dev/null)\"})\n    _describe -t models 'model' models\n}\n";
+    let hook = concat!(
+        "\n(( $+functions[_ai_models] )) ||\n_ai_models() {\n",
+        "    local -a models chats\n",
+        "    models=(${(f)\"$(ai __complete models 2>/dev/null)\"})\n",
+        "    if [[ ${words[2]} == chat ]]; then\n",
+        "        chats=(${(f)\"$(ai __complete chats 2>/dev/null | sed 's/:/\\\\:/g; s/\\t/:/')\"})\n",
+        "        _describe -t chats 'chat' chats\n",
+        "    fi\n",
+        "    _describe -t models 'model' models\n",
+        "}\n"
+    );
     // Define the helper before the file's last block (which runs `_ai` or registers it).
     match replaced.rfind("\nif [ \"$funcstack[1]\" = \"_ai\" ]") {
         Some(pos) => format!("{}{hook}{}", &replaced[..pos], &replaced[pos..]),
