@@ -11,7 +11,7 @@ use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record};
 use crate::chat::store::{Chat, Store, Wait};
 use crate::chat::window;
 use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
-use crate::config::{Config, DEFAULT_WINDOW_TOKENS, Home, write_atomic};
+use crate::config::{Config, DEFAULT_WINDOW_TOKENS, Home, write_atomic_unsynced};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::output::{self, ReplySink, Ui};
@@ -199,8 +199,9 @@ fn chat_turn(
         Wait::UpTo(timeout)
     };
     let budget = ctx.budget();
-    // Read enough of the history to fill the window (4 characters a token, with room to spare).
-    let need = budget.saturating_mul(4).saturating_add(64 * 1024);
+    // Read enough of the history to fill the window: a message costs at least a token per 4
+    // characters, so that much content (and a little more) always fills it.
+    let need = budget.saturating_mul(4).saturating_add(4096);
 
     let mut chat: Option<Chat> = match &target {
         Target::Existing(id) => Some(ctx.store.open(id, wait, Some(need), &ctx.ui)?),
@@ -372,7 +373,7 @@ fn chat_turn(
         }
     };
     chat.append(&records, &ctx.ui)?;
-    let _ = write_atomic(
+    let _ = write_atomic_unsynced(
         &ctx.home.dir.join("last_chat"),
         format!("{}\n", chat.id).as_bytes(),
     );

@@ -243,8 +243,18 @@ fn strip_serde_position(msg: &str) -> String {
     }
 }
 
-/// Replace `path` with `bytes` so a reader sees the old file or the new one, never a mix.
+/// Replace `path` with `bytes` so a reader sees the old file or the new one, never a mix, and
+/// the new one survives a power cut once this returns.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// Like [`write_atomic`] without the syncs: for small state a crash may lose (`last_chat`).
+pub(crate) fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_file(path, bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
@@ -260,10 +270,12 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             .mode(0o600)
             .open(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if durable {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, path)?;
         // Make the rename itself durable.
-        if let Ok(d) = fs::File::open(dir) {
+        if durable && let Ok(d) = fs::File::open(dir) {
             let _ = d.sync_all();
         }
         Ok(())

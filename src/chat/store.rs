@@ -367,7 +367,9 @@ fn same_file(file: &File, path: &Path) -> std::result::Result<bool, ()> {
     }
 }
 
-/// Read the header and records of a locked chat file.
+/// Read the header and records of a locked chat file. With `need_chars`, only the header and
+/// as much of the tail as holds that much content are read (doubling the tail read as needed),
+/// so a turn on a long chat costs about what one on a short chat does.
 fn load(
     id: &str,
     path: PathBuf,
@@ -375,11 +377,58 @@ fn load(
     need_chars: Option<usize>,
     ui: &Ui,
 ) -> Result<Chat> {
-    let mut bytes = Vec::new();
-    file.seek(SeekFrom::Start(0))
-        .and_then(|_| file.read_to_end(&mut bytes))
-        .map_err(|e| Error::io("read", &path, e))?;
-    let parsed = parse(&bytes, need_chars, &path)?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("read", &path, e))?
+        .len();
+    let read_at = |file: &mut File, from: u64, to: u64| -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; usize::try_from(to - from).unwrap_or(0)];
+        file.seek(SeekFrom::Start(from))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|e| Error::io("read", &path, e))?;
+        Ok(buf)
+    };
+    let parsed = match need_chars {
+        // Small files, and callers that want everything: one read.
+        None => parse(&read_at(&mut file, 0, len)?, None, &path)?,
+        Some(_) if len <= 256 * 1024 => parse(&read_at(&mut file, 0, len)?, need_chars, &path)?,
+        Some(need) => {
+            let mut head_len = 8 * 1024u64;
+            let (header, body_start) = loop {
+                let head = read_at(&mut file, 0, head_len.min(len))?;
+                match head.iter().position(|&b| b == b'\n') {
+                    Some(end) => break (parse_header(&head[..end], &path)?, end as u64 + 1),
+                    None if head_len >= len => {
+                        return Err(damaged(&path, 1, "the header line is incomplete".into()));
+                    }
+                    None => head_len *= 4,
+                }
+            };
+            // JSON escaping and record fields add to the content: start at twice the need.
+            let mut chunk = (need as u64).saturating_mul(2).max(64 * 1024);
+            loop {
+                let from = len.saturating_sub(chunk).max(body_start);
+                let buf = read_at(&mut file, from, len)?;
+                match parse_body(&buf, from, from == body_start, Some(need)) {
+                    Ok(body) if body.enough || from == body_start => {
+                        break Parsed {
+                            header,
+                            records: body.records,
+                            complete: body.complete,
+                            turns: body.turns,
+                            torn_at: body.torn_at,
+                        };
+                    }
+                    Ok(_) => chunk = chunk.saturating_mul(2),
+                    // Damage: read it all to name the line.
+                    Err(_) => {
+                        parse(&read_at(&mut file, 0, len)?, need_chars, &path)?;
+                        return Err(damaged(&path, 0, "unreadable record".into()));
+                    }
+                }
+            }
+        }
+    };
     if parsed.torn_at.is_some() {
         ui.notice(&format!(
             "ai: chat {id}: the last record was cut short by an interrupted call; it is ignored and will be removed"
@@ -407,31 +456,25 @@ pub(crate) struct Parsed {
     pub(crate) torn_at: Option<u64>,
 }
 
-/// Parse a chat file. With `need_chars`, records are read from the end until that much content
-/// is loaded (a turn needs only what its window can hold); otherwise all of them.
-///
-/// A torn tail — a last line without its newline, or a user message whose reply never got
-/// written (both are written in one `write`) — is left out and reported in `torn_at`. Any
-/// other line that does not parse is an error naming the file and line.
-pub(crate) fn parse(bytes: &[u8], need_chars: Option<usize>, path: &Path) -> Result<Parsed> {
-    let damaged = |line_no: usize, why: String| {
-        Error::config(format!(
-            "chat file {} is damaged at line {line_no}: {why}",
-            path.display()
-        ))
-        .hint("nothing was changed; fix or remove that line, or move the file aside")
-    };
-    let first_end = bytes.iter().position(|&b| b == b'\n');
-    let Some(first_end) = first_end else {
-        return Err(damaged(
-            1,
-            "the header line is missing or incomplete".into(),
-        ));
-    };
-    let header = match serde_json::from_slice::<Record>(&bytes[..first_end]) {
+fn damaged(path: &Path, line_no: usize, why: String) -> Error {
+    Error::config(format!(
+        "chat file {} is damaged at line {line_no}: {why}",
+        path.display()
+    ))
+    .hint("nothing was changed; fix or remove that line, or move the file aside")
+}
+
+fn parse_header(line: &[u8], path: &Path) -> Result<Header> {
+    let header = match serde_json::from_slice::<Record>(line) {
         Ok(Record::Chat(h)) => h,
-        Ok(_) => return Err(damaged(1, "the first line is not a chat header".into())),
-        Err(e) => return Err(damaged(1, e.to_string())),
+        Ok(_) => {
+            return Err(damaged(
+                path,
+                1,
+                "the first line is not a chat header".into(),
+            ));
+        }
+        Err(e) => return Err(damaged(path, 1, e.to_string())),
     };
     if header.v > record::VERSION {
         return Err(Error::config(format!(
@@ -442,70 +485,123 @@ pub(crate) fn parse(bytes: &[u8], need_chars: Option<usize>, path: &Path) -> Res
         ))
         .hint("upgrade ai"));
     }
+    Ok(header)
+}
+
+/// Parse a whole chat file. With `need_chars`, records are read from the end until that much
+/// content is loaded (a turn needs only what its window can hold); otherwise all of them.
+pub(crate) fn parse(bytes: &[u8], need_chars: Option<usize>, path: &Path) -> Result<Parsed> {
+    let Some(first_end) = bytes.iter().position(|&b| b == b'\n') else {
+        return Err(damaged(
+            path,
+            1,
+            "the header line is missing or incomplete".into(),
+        ));
+    };
+    let header = parse_header(&bytes[..first_end], path)?;
     let body_start = first_end + 1;
-    let mut end = bytes.len();
+    match parse_body(&bytes[body_start..], body_start as u64, true, need_chars) {
+        Ok(b) => Ok(Parsed {
+            header,
+            records: b.records,
+            complete: b.complete,
+            turns: b.turns,
+            torn_at: b.torn_at,
+        }),
+        Err((pos, why)) => {
+            let line_no = bytes[..body_start + pos]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            Err(damaged(path, line_no, why))
+        }
+    }
+}
+
+struct Body {
+    records: Vec<Record>,
+    /// Every record of the file was read.
+    complete: bool,
+    /// `need_chars` of content was reached.
+    enough: bool,
+    turns: u64,
+    torn_at: Option<u64>,
+}
+
+/// Parse records in `buf`, which holds the file from byte `offset` to its end. When `at_start`
+/// is false the first line of `buf` may be cut and is skipped. Lines are read from the end.
+///
+/// A torn tail — a last line without its newline, or a user message whose reply never got
+/// written (both are always written in one `write`) — is left out and reported in `torn_at`.
+/// Any other line that does not parse is an error at its position in `buf`.
+fn parse_body(
+    buf: &[u8],
+    offset: u64,
+    at_start: bool,
+    need_chars: Option<usize>,
+) -> std::result::Result<Body, (usize, String)> {
+    let floor = if at_start {
+        0
+    } else {
+        buf.iter()
+            .position(|&b| b == b'\n')
+            .map_or(buf.len(), |p| p + 1)
+    };
+    let mut end = buf.len();
     let mut torn_at = None;
-    if end > body_start && bytes[end - 1] != b'\n' {
+    if end > floor && buf[end - 1] != b'\n' {
         // A last line without its newline never finished being written.
-        let cut = bytes[..end]
+        let cut = buf[floor..end]
             .iter()
             .rposition(|&b| b == b'\n')
-            .map_or(body_start, |p| p + 1);
-        torn_at = Some(cut as u64);
+            .map_or(floor, |p| floor + p + 1);
+        torn_at = Some(offset + cut as u64);
         end = cut;
     }
-    // Walk lines from the end.
     let mut rev: Vec<Record> = Vec::new();
     let mut chars = 0usize;
     let mut pos = end;
-    let mut complete = true;
-    let mut line_end_is_last = true;
-    while pos > body_start {
-        let line_end = pos - 1; // index of the '\n'
-        let start = bytes[body_start..line_end]
+    let mut enough = false;
+    let mut last_line = true;
+    while pos > floor {
+        let line_end = pos - 1; // the '\n'
+        let start = buf[floor..line_end]
             .iter()
             .rposition(|&b| b == b'\n')
-            .map_or(body_start, |p| body_start + p + 1);
-        let line = &bytes[start..line_end];
+            .map_or(floor, |p| floor + p + 1);
+        let line = &buf[start..line_end];
         pos = start;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let rec = match serde_json::from_slice::<Record>(line) {
-            Ok(r) => r,
-            Err(e) => {
-                let line_no = bytes[..start].iter().filter(|&&b| b == b'\n').count() + 1;
-                return Err(damaged(line_no, e.to_string()));
-            }
-        };
-        if line_end_is_last {
-            line_end_is_last = false;
-            // A user message is always written together with its reply: alone at the end it
-            // is the first half of an interrupted write.
+        let rec = serde_json::from_slice::<Record>(line).map_err(|e| (start, e.to_string()))?;
+        if last_line {
+            last_line = false;
+            // A user message alone at the end is the first half of an interrupted write.
             if matches!(&rec, Record::Message(m) if m.role == Role::User) {
-                torn_at = Some(start as u64);
+                torn_at = Some(offset + start as u64);
                 continue;
             }
         }
-        if let Record::Message(m) = &rec {
-            chars += m.content.len();
+        match &rec {
+            Record::Message(m) => chars += m.content.chars().count(),
+            Record::Chat(_) => return Err((start, "a second chat header".into())),
+            _ => {}
         }
-        if let Record::Chat(_) = rec {
-            let line_no = bytes[..start].iter().filter(|&&b| b == b'\n').count() + 1;
-            return Err(damaged(line_no, "a second chat header".into()));
-        }
+        let user = matches!(
+            &rec,
+            Record::Message(MessageRec {
+                role: Role::User,
+                ..
+            })
+        );
         rev.push(rec);
         if let Some(need) = need_chars
             && chars > need
-            && matches!(
-                rev.last(),
-                Some(Record::Message(MessageRec {
-                    role: Role::User,
-                    ..
-                }))
-            )
+            && user
         {
-            complete = pos <= body_start;
+            enough = true;
             break;
         }
     }
@@ -518,10 +614,11 @@ pub(crate) fn parse(bytes: &[u8], need_chars: Option<usize>, path: &Path) -> Res
             _ => None,
         })
         .unwrap_or(0);
-    Ok(Parsed {
-        header,
+    let complete = at_start && pos <= floor;
+    Ok(Body {
         records: rev,
         complete,
+        enough,
         turns,
         torn_at,
     })
