@@ -102,23 +102,13 @@ impl Cli {
     }
 }
 
-/// HTTP providers (issue #4): known names, so routes and `ai list` can speak of them.
-pub(crate) const HTTP_PROVIDERS: &[(&str, &str)] = &[
-    ("openai", "OPENAI_API_KEY"),
-    ("openrouter", "OPENROUTER_API_KEY"),
-    ("anthropic", "ANTHROPIC_API_KEY"),
-    ("gemini-api", "GEMINI_API_KEY"),
-    ("ollama-api", ""),
-    ("azure", "AZURE_OPENAI_API_KEY"),
-    ("glm", "ZHIPU_API_KEY"),
-];
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Provider {
     Cli(Cli),
     /// A CLI declared under `backends` in config.
     Custom(String),
-    Http(&'static str),
+    /// An HTTP API (built in, or declared under "providers" in config).
+    Http(String),
     Echo,
 }
 
@@ -143,10 +133,8 @@ impl Provider {
         if let Some(cli) = Cli::from_name(name) {
             return Some(Provider::Cli(cli));
         }
-        HTTP_PROVIDERS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(n, _)| Provider::Http(n))
+        crate::backend::http::provider::exists(name, config)
+            .then(|| Provider::Http(name.to_owned()))
     }
 }
 
@@ -293,9 +281,7 @@ pub(crate) fn unknown(word: &str, config: &Config) -> Error {
     {
         return Error::not_found(format!("unknown provider '{prov}' in '{word}'")).hint(format!(
             "known providers: claude, codex, gemini, qwen, ollama, echo, {}",
-            HTTP_PROVIDERS
-                .iter()
-                .map(|(n, _)| *n)
+            crate::backend::http::provider::builtin_names()
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -341,7 +327,7 @@ mod tests {
         let c = cfg("{}");
         let r = resolve("openrouter:x/y:free", &c).unwrap().unwrap();
         assert_eq!(r.model, "x/y:free");
-        assert_eq!(r.provider, Provider::Http("openrouter"));
+        assert_eq!(r.provider, Provider::Http("openrouter".into()));
     }
 
     #[test]

@@ -169,6 +169,7 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
         messages: &messages,
         modes: turn.modes,
         timeout: args.timeout.unwrap_or(ctx.config.timeout),
+        no_wait: args.no_wait,
     };
     if args.dry_run {
         return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
@@ -176,10 +177,17 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
     let started = Instant::now();
     let mut sink = ReplySink::new(!turn.modes.json);
     let outcome = backend::send(&req, &ctx.config, &mut sink, &ctx.ui)?;
+    let usage = outcome.usage.clone();
     outcome.into_result()?;
     let reply = sink.finish()?;
     if turn.modes.json {
-        print_json(&route, None, &reply, started.elapsed().as_millis())?;
+        print_json(
+            &route,
+            None,
+            &reply,
+            started.elapsed().as_millis(),
+            usage.as_ref(),
+        )?;
     }
     Ok(())
 }
@@ -285,6 +293,7 @@ fn chat_turn(
         messages: &win.messages,
         modes: turn.modes,
         timeout,
+        no_wait: args.no_wait,
     };
     if args.dry_run {
         return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
@@ -318,6 +327,7 @@ fn chat_turn(
         Err(e) => backend::Outcome {
             text: String::new(),
             end: End::Failed(e),
+            usage: None,
         },
     };
     let ms = started.elapsed().as_millis() as u64;
@@ -347,11 +357,13 @@ fn chat_turn(
             ts: record::now(),
             origin: origin.clone(),
             turn: Some(turn_no),
-            usage: None,
+            usage: outcome.usage.clone(),
             ms: Some(ms),
             interrupted,
         })
     };
+    let partial = !outcome.text.is_empty();
+    let outcome_usage = outcome.usage.clone();
     let (records, result) = match outcome.end {
         End::Complete => (vec![user(turn_no), assistant(&outcome.text, false)], Ok(())),
         End::Interrupted => (
@@ -362,6 +374,10 @@ fn chat_turn(
             vec![user(turn_no), assistant(&outcome.text, true)],
             Err(Error::BrokenPipe),
         ),
+        // A reply cut short (a dropped stream, an error frame): keep what arrived.
+        End::Failed(e) if !outcome.text.is_empty() => {
+            (vec![user(turn_no), assistant(&outcome.text, true)], Err(e))
+        }
         End::Failed(e) => {
             let pending = Record::Pending(PendingRec {
                 content: turn_prompt(&req),
@@ -384,7 +400,13 @@ fn chat_turn(
         Ok(()) => {
             let reply = sink.finish()?;
             if turn.modes.json {
-                print_json(&route, Some(&id), &reply, u128::from(ms))?;
+                print_json(
+                    &route,
+                    Some(&id),
+                    &reply,
+                    u128::from(ms),
+                    outcome_usage.as_ref(),
+                )?;
             }
             ctx.ui.notice(&format!("[chat: {id}]"));
             if signal::interrupted() {
@@ -400,6 +422,13 @@ fn chat_turn(
             Err(Error::Interrupted)
         }
         Err(Error::BrokenPipe) => Err(Error::BrokenPipe),
+        Err(e) if partial => {
+            let _ = sink.finish();
+            ctx.ui.notice(&format!(
+                "ai: the reply was cut short; what arrived is saved in chat {id}, marked interrupted"
+            ));
+            Err(e)
+        }
         Err(e) => {
             ctx.ui.notice(&format!(
                 "ai: the prompt is kept in chat {id}; resend it with: ai chat retry {id}"
@@ -498,16 +527,24 @@ struct JsonReply<'a> {
     model: &'a str,
     provider: &'a str,
     alias: &'a str,
+    usage: Option<&'a crate::chat::record::Usage>,
     elapsed_ms: u128,
 }
 
-fn print_json(route: &Route, chat: Option<&str>, reply: &str, elapsed_ms: u128) -> Result<()> {
+fn print_json(
+    route: &Route,
+    chat: Option<&str>,
+    reply: &str,
+    elapsed_ms: u128,
+    usage: Option<&crate::chat::record::Usage>,
+) -> Result<()> {
     let obj = JsonReply {
         reply,
         chat,
         model: &route.model,
         provider: route.provider.name(),
         alias: &route.label,
+        usage,
         elapsed_ms,
     };
     let mut text = serde_json::to_string(&obj)

@@ -10,7 +10,11 @@ pub(crate) fn send(req: &Request<'_>, sink: &mut dyn Sink) -> Outcome {
         Ok(()) => End::Complete,
         Err(e) => End::Failed(e),
     };
-    Outcome { text, end }
+    Outcome {
+        text,
+        end,
+        usage: None,
+    }
 }
 
 fn reply(req: &Request<'_>) -> String {

@@ -2,6 +2,7 @@
 
 pub(crate) mod cli;
 pub(crate) mod echo;
+pub(crate) mod http;
 pub(crate) mod process;
 pub(crate) mod transcript;
 
@@ -30,6 +31,8 @@ pub(crate) struct Request<'a> {
     pub(crate) messages: &'a [Message],
     pub(crate) modes: Modes,
     pub(crate) timeout: Duration,
+    /// `--no-wait`: fail at once instead of waiting for a rate limit.
+    pub(crate) no_wait: bool,
 }
 
 impl Request<'_> {
@@ -47,6 +50,8 @@ impl Request<'_> {
 pub(crate) struct Outcome {
     pub(crate) text: String,
     pub(crate) end: End,
+    /// Token counts, when the provider reports them.
+    pub(crate) usage: Option<crate::chat::record::Usage>,
 }
 
 #[derive(Debug)]
@@ -82,7 +87,7 @@ pub(crate) fn send(
             }
             Ok(process::run(&inv, req.timeout, sink))
         }
-        Provider::Http(name) => Err(http_not_yet(name)),
+        Provider::Http(_) => http::send(req, config, sink, ui, req.no_wait),
     }
 }
 
@@ -95,13 +100,6 @@ pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
             req.prompt()
         )),
         Provider::Cli(_) | Provider::Custom(_) => Ok(cli::build(req, config)?.describe()),
-        Provider::Http(name) => Err(http_not_yet(name)),
+        Provider::Http(_) => http::dry_run(req, config),
     }
-}
-
-fn http_not_yet(name: &str) -> Error {
-    Error::config(format!(
-        "the HTTP provider '{name}' is not supported by this version of ai yet"
-    ))
-    .hint("use a backend CLI alias (claude, codex, gemini, qwen, ollama); `ai list` shows them")
 }

@@ -114,6 +114,7 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         return Outcome {
             text,
             end: End::Interrupted,
+            usage: None,
         };
     }
     if timed_out.load(Ordering::SeqCst) {
@@ -142,7 +143,8 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
     }
     if !status.success() {
         let e = exit_error(inv, status, &stderr, &received);
-        return failed(text, e);
+        // Held stdout of a failed CLI is its error message (claude), not a partial reply.
+        return failed(if inv.hold_stdout { String::new() } else { text }, e);
     }
     if inv.hold_stdout
         && let Err(e) = sink.chunk(&received)
@@ -152,6 +154,7 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
     Outcome {
         text,
         end: End::Complete,
+        usage: None,
     }
 }
 
@@ -159,6 +162,7 @@ fn failed(text: String, e: Error) -> Outcome {
     Outcome {
         text,
         end: End::Failed(e),
+        usage: None,
     }
 }
 

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use comfy_table::{Table, presets};
 use serde::Serialize;
 
-use crate::alias::{self, HTTP_PROVIDERS, Provider};
+use crate::alias::{self, Provider};
 use crate::backend::cli::find_program;
+use crate::backend::http::provider::{self as http_provider, Env};
 use crate::config::{Config, Home};
 use crate::error::{Error, Result};
 use crate::output;
@@ -94,7 +95,7 @@ fn order(provider: &str) -> u8 {
         "gemini" => 2,
         "qwen" => 3,
         "ollama" => 4,
-        p if HTTP_PROVIDERS.iter().any(|(n, _)| *n == p) => 7,
+        p if http_provider::builtin_names().any(|n| n == p) => 7,
         "echo" => 6,
         _ => 5,
     }
@@ -118,7 +119,12 @@ fn provider_status(provider: &Provider, config: &Config) -> (bool, String) {
                 None => (false, format!("{program} not found on PATH")),
             }
         }
-        Provider::Http(_) => (false, "HTTP providers are not supported yet".to_owned()),
+        Provider::Http(name) => match http_provider::resolve(name, config, &Env::load(config)) {
+            Ok(p) if p.key_required && p.key.is_none() => (false, format!("needs {}", p.key_var)),
+            Ok(p) if p.key.is_some() => (true, format!("key set ({})", p.key_var)),
+            Ok(p) => (true, format!("no key needed ({})", p.base_url)),
+            Err(e) => (false, e.to_string()),
+        },
     }
 }
 

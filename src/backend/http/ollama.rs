@@ -1,0 +1,95 @@
+//! Ollama's native API: POST /api/chat, NDJSON stream ending in `"done":true`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::provider::Resolved;
+use super::{Built, ErrorBody, Piece};
+use crate::backend::{Request, Role};
+use crate::chat::record::Usage;
+
+pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
+    let mut messages = Vec::new();
+    if let Some(s) = req.system {
+        messages.push(json!({"role": "system", "content": s}));
+    }
+    for m in req.messages {
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        messages.push(json!({"role": role, "content": m.content}));
+    }
+    let mut body = json!({
+        "model": req.route.model,
+        "messages": messages,
+        "stream": stream,
+        "options": {"num_predict": p.max_tokens},
+    });
+    if req.modes.json {
+        body["format"] = json!("json");
+    }
+    let headers = p
+        .key
+        .iter()
+        .map(|k| ("Authorization".to_owned(), format!("Bearer {k}")))
+        .collect();
+    Built {
+        url: format!("{}/api/chat", p.base_url),
+        headers,
+        body,
+    }
+}
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    message: Option<Msg>,
+    #[serde(default)]
+    done: bool,
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    eval_count: Option<u64>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Msg {
+    #[serde(default)]
+    content: String,
+}
+
+pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
+    let l: Line = serde_json::from_slice(bytes)
+        .map_err(|e| format!("a stream line is not valid JSON ({e})"))?;
+    if let Some(err) = l.error {
+        out.push(Piece::Fail(ErrorBody::from_value(&err)));
+        return Ok(());
+    }
+    if let Some(m) = l.message.filter(|m| !m.content.is_empty()) {
+        out.push(Piece::Text(m.content));
+    }
+    if l.done {
+        out.push(Piece::Usage(Usage {
+            input: l.prompt_eval_count,
+            output: l.eval_count,
+        }));
+        out.push(Piece::Done);
+    }
+    Ok(())
+}
+
+pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), String> {
+    let l: Line = serde_json::from_slice(body)
+        .map_err(|e| format!("the response is not valid JSON ({e})"))?;
+    if let Some(err) = l.error {
+        return Err(ErrorBody::from_value(&err).message);
+    }
+    let usage = Some(Usage {
+        input: l.prompt_eval_count,
+        output: l.eval_count,
+    });
+    Ok((l.message.map(|m| m.content).unwrap_or_default(), usage))
+}

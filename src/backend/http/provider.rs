@@ -1,0 +1,381 @@
+//! HTTP providers as data: a built-in table (name, protocol, base URL, key variable), config
+//! `"providers"` entries that override them or add OpenAI-compatible servers, environment
+//! variables over both, `<home>/.env` under those, and `${VAR}` in config values.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Protocol {
+    #[serde(alias = "openai-compatible", alias = "compat")]
+    Openai,
+    Azure,
+    Anthropic,
+    Gemini,
+    Ollama,
+}
+
+struct Builtin {
+    name: &'static str,
+    protocol: Protocol,
+    base_url: &'static str,
+    /// Environment variables that set the base URL, first found wins.
+    base_env: &'static [&'static str],
+    /// Environment variables that hold the key, first found wins; empty: no key needed.
+    key_env: &'static [&'static str],
+    max_tokens_field: &'static str,
+}
+
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "openai",
+        protocol: Protocol::Openai,
+        base_url: "https://api.openai.com/v1",
+        base_env: &["OPENAI_BASE_URL"],
+        key_env: &["OPENAI_API_KEY"],
+        max_tokens_field: "max_completion_tokens",
+    },
+    Builtin {
+        name: "openrouter",
+        protocol: Protocol::Openai,
+        base_url: "https://openrouter.ai/api/v1",
+        base_env: &["OPENROUTER_BASE_URL"],
+        key_env: &["OPENROUTER_API_KEY"],
+        max_tokens_field: "max_tokens",
+    },
+    Builtin {
+        name: "anthropic",
+        protocol: Protocol::Anthropic,
+        base_url: "https://api.anthropic.com",
+        base_env: &["ANTHROPIC_BASE_URL"],
+        key_env: &["ANTHROPIC_API_KEY"],
+        max_tokens_field: "max_tokens",
+    },
+    Builtin {
+        name: "gemini-api",
+        protocol: Protocol::Gemini,
+        base_url: "https://generativelanguage.googleapis.com/v1beta",
+        base_env: &["GEMINI_BASE_URL"],
+        key_env: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        max_tokens_field: "maxOutputTokens",
+    },
+    Builtin {
+        name: "ollama-api",
+        protocol: Protocol::Ollama,
+        base_url: "http://127.0.0.1:11434",
+        base_env: &["OLLAMA_HOST"],
+        key_env: &[],
+        max_tokens_field: "num_predict",
+    },
+    Builtin {
+        name: "azure",
+        protocol: Protocol::Azure,
+        base_url: "",
+        base_env: &["AZURE_OPENAI_ENDPOINT"],
+        key_env: &["AZURE_OPENAI_API_KEY"],
+        max_tokens_field: "max_tokens",
+    },
+    Builtin {
+        name: "glm",
+        protocol: Protocol::Openai,
+        base_url: "https://open.bigmodel.cn/api/paas/v4",
+        base_env: &["GLM_BASE_URL"],
+        key_env: &["ZHIPU_API_KEY"],
+        max_tokens_field: "max_tokens",
+    },
+];
+
+/// Names of the built-in HTTP providers.
+pub(crate) fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|b| b.name)
+}
+
+/// One entry of config `"providers"`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProviderConfig {
+    pub(crate) protocol: Option<Protocol>,
+    pub(crate) base_url: Option<String>,
+    /// Name of the environment variable holding the key.
+    pub(crate) api_key_env: Option<String>,
+    /// The key itself, best written `${VAR}`.
+    pub(crate) api_key: Option<String>,
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) max_tokens: Option<u64>,
+    pub(crate) max_tokens_field: Option<String>,
+    /// Azure `api-version`.
+    pub(crate) api_version: Option<String>,
+    pub(crate) retries: Option<u32>,
+    /// Seconds.
+    pub(crate) timeout: Option<f64>,
+    pub(crate) max_requests_per_minute: Option<u32>,
+    pub(crate) stream: Option<bool>,
+}
+
+/// Config `"providers"`, parsed.
+pub(crate) fn configured(config: &Config) -> Result<BTreeMap<String, ProviderConfig>> {
+    match config.key("providers") {
+        None => Ok(BTreeMap::new()),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+            Error::config(format!("invalid \"providers\" in {}: {e}", config.path.display()))
+                .hint("each provider takes: protocol, base_url, api_key_env, api_key, headers, max_tokens, max_tokens_field, api_version, retries, timeout, max_requests_per_minute, stream")
+        }),
+    }
+}
+
+/// Is `name` an HTTP provider (built in or declared in config)?
+pub(crate) fn exists(name: &str, config: &Config) -> bool {
+    BUILTINS.iter().any(|b| b.name == name)
+        || matches!(config.key("providers"), Some(serde_json::Value::Object(m)) if m.contains_key(name))
+}
+
+/// Environment lookup: the process environment, then `<home>/.env`.
+pub(crate) struct Env {
+    dotenv: HashMap<String, String>,
+}
+
+impl Env {
+    pub(crate) fn load(config: &Config) -> Env {
+        let path = config.path.with_file_name(".env");
+        let dotenv = std::fs::read_to_string(path)
+            .map(|t| parse_dotenv(&t))
+            .unwrap_or_default();
+        Env { dotenv }
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name)
+            .ok()
+            .or_else(|| self.dotenv.get(name).cloned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// Replace `${VAR}` with its value (unset: empty).
+    pub(crate) fn expand(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            match rest[start + 2..].find('}') {
+                Some(end) => {
+                    out.push_str(
+                        &self
+                            .get(&rest[start + 2..start + 2 + end])
+                            .unwrap_or_default(),
+                    );
+                    rest = &rest[start + 3 + end..];
+                }
+                None => {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// `KEY=VALUE` lines; `export ` prefixes, comments and quotes allowed.
+pub(crate) fn parse_dotenv(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            if l.is_empty() || l.starts_with('#') {
+                return None;
+            }
+            let l = l.strip_prefix("export ").unwrap_or(l);
+            let (k, v) = l.split_once('=')?;
+            let v = v.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(v);
+            Some((k.trim().to_owned(), v.to_owned()))
+        })
+        .collect()
+}
+
+/// A provider ready to call.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub(crate) name: String,
+    pub(crate) protocol: Protocol,
+    pub(crate) base_url: String,
+    pub(crate) key: Option<String>,
+    /// Where the key comes from, for messages (`OPENAI_API_KEY`).
+    pub(crate) key_var: String,
+    pub(crate) key_required: bool,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) max_tokens: u64,
+    pub(crate) max_tokens_field: String,
+    pub(crate) api_version: String,
+    pub(crate) retries: u32,
+    pub(crate) timeout: Duration,
+    pub(crate) max_requests_per_minute: Option<u32>,
+    pub(crate) stream: bool,
+    /// Where the base URL came from, for messages.
+    pub(crate) base_from: String,
+}
+
+pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved> {
+    let all = configured(config)?;
+    let cfg = all.get(name).cloned().unwrap_or_default();
+    let builtin = BUILTINS.iter().find(|b| b.name == name);
+    let protocol = match (cfg.protocol, builtin) {
+        (Some(p), _) => p,
+        (None, Some(b)) => b.protocol,
+        (None, None) => Protocol::Openai,
+    };
+    let base_env = builtin.map_or(&[][..], |b| b.base_env);
+    let (base_url, base_from) = match base_env
+        .iter()
+        .find_map(|v| env.get(v).map(|val| (val, (*v).to_owned())))
+    {
+        Some(found) => found,
+        None => match &cfg.base_url {
+            Some(u) => (
+                env.expand(u),
+                format!("providers.{name}.base_url in config.json"),
+            ),
+            None => (
+                builtin.map_or("", |b| b.base_url).to_owned(),
+                format!("the built-in {name} URL"),
+            ),
+        },
+    };
+    let base_url = normalize_base(&base_url, protocol);
+    if base_url.is_empty() {
+        let var = base_env
+            .first()
+            .map_or(String::new(), |v| format!("set {v}, or "));
+        return Err(
+            Error::config(format!("no base URL for provider '{name}'")).hint(format!(
+                "{var}set \"base_url\" under \"providers\".\"{name}\" in config.json"
+            )),
+        );
+    }
+    let key_env: Vec<String> = match &cfg.api_key_env {
+        Some(v) => vec![v.clone()],
+        None => builtin.map_or_else(Vec::new, |b| {
+            b.key_env.iter().map(|s| (*s).to_owned()).collect()
+        }),
+    };
+    let key = key_env.iter().find_map(|v| env.get(v)).or_else(|| {
+        cfg.api_key
+            .as_deref()
+            .map(|k| env.expand(k))
+            .filter(|k| !k.is_empty())
+    });
+    let key_var = key_env
+        .first()
+        .cloned()
+        .unwrap_or_else(|| format!("providers.{name}.api_key"));
+    let key_required = builtin.is_some_and(|b| !b.key_env.is_empty()) || cfg.api_key_env.is_some();
+    let mut headers: Vec<(String, String)> = cfg
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), env.expand(v)))
+        .collect();
+    if name == "openrouter"
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("x-title"))
+    {
+        headers.push(("HTTP-Referer".into(), "https://github.com/ai-cli/ai".into()));
+        headers.push(("X-Title".into(), "ai".into()));
+    }
+    let max_tokens_field = cfg.max_tokens_field.clone().unwrap_or_else(|| {
+        builtin
+            .map_or("max_tokens", |b| b.max_tokens_field)
+            .to_owned()
+    });
+    let timeout = match cfg.timeout {
+        Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(Error::config(format!(
+                "providers.{name}.timeout must be a positive number of seconds, not {s}"
+            )));
+        }
+        None => config.timeout,
+    };
+    Ok(Resolved {
+        name: name.to_owned(),
+        protocol,
+        base_url,
+        key,
+        key_var,
+        key_required,
+        headers,
+        max_tokens: cfg.max_tokens.unwrap_or(4096),
+        max_tokens_field,
+        api_version: cfg.api_version.unwrap_or_else(|| "2024-10-21".to_owned()),
+        retries: cfg.retries.unwrap_or(2),
+        timeout,
+        max_requests_per_minute: cfg.max_requests_per_minute.filter(|n| *n > 0),
+        stream: cfg.stream.unwrap_or(true),
+        base_from,
+    })
+}
+
+/// Trim a trailing `/`; give OLLAMA_HOST-style `host:port` a scheme.
+fn normalize_base(url: &str, protocol: Protocol) -> String {
+    let url = url.trim().trim_end_matches('/');
+    if url.is_empty() {
+        return String::new();
+    }
+    if url.contains("://") {
+        return url.to_owned();
+    }
+    let url = if protocol == Protocol::Ollama {
+        url.replacen("0.0.0.0", "127.0.0.1", 1)
+    } else {
+        url.to_owned()
+    };
+    format!("http://{url}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotenv_forms() {
+        let m = parse_dotenv("# c\nA=1\nexport B=\"two words\"\nC='x'\n\nbad line\n");
+        assert_eq!(m["A"], "1");
+        assert_eq!(m["B"], "two words");
+        assert_eq!(m["C"], "x");
+        assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn base_urls() {
+        assert_eq!(
+            normalize_base("0.0.0.0:11434", Protocol::Ollama),
+            "http://127.0.0.1:11434"
+        );
+        assert_eq!(
+            normalize_base("https://x/v1/", Protocol::Openai),
+            "https://x/v1"
+        );
+    }
+
+    #[test]
+    fn expand_vars() {
+        let env = Env {
+            dotenv: HashMap::from([("AI_TEST_ONLY_VAR".to_owned(), "v".to_owned())]),
+        };
+        assert_eq!(
+            env.expand("a${AI_TEST_ONLY_VAR}b${AI_TEST_UNSET_VAR}c${"),
+            "avbc${"
+        );
+    }
+}
