@@ -661,34 +661,75 @@ impl Chat {
         Ok(())
     }
 
-    /// Rewrite the whole file with a new header (rename): temp file, sync, rename.
+    /// Rewrite the whole file with a new header (rename, a new system prompt): temp file, sync,
+    /// rename. The new file is locked before it takes the chat's name and becomes this chat's
+    /// file, so the lock is never let go and later appends land in it (not in the replaced one).
     pub(crate) fn rewrite_header(&mut self, header: Header) -> Result<()> {
+        let head = record::line(&Record::Chat(header.clone()));
+        if let Some(legacy_path) = self.legacy.take() {
+            let prefix = self.legacy_prefix.take().unwrap_or_default();
+            let body = prefix.split_once('\n').map_or("", |(_, rest)| rest);
+            self.replace_locked(format!("{head}{body}").as_bytes())?;
+            fs::remove_file(&legacy_path).map_err(|e| Error::io("remove", &legacy_path, e))?;
+            self.header = header;
+            return Ok(());
+        }
         let mut bytes = Vec::new();
         self.file
             .seek(SeekFrom::Start(0))
             .and_then(|_| self.file.read_to_end(&mut bytes))
             .map_err(|e| Error::io("read", &self.path, e))?;
+        // Every line is copied: check them all (a turn may have read only the tail), so a
+        // damaged line stops the rewrite, as it stops a full read.
+        let parsed = parse(&bytes, None, &self.path)?;
         let body_start = bytes
             .iter()
             .position(|&b| b == b'\n')
             .map_or(bytes.len(), |p| p + 1);
-        let body_end = self
+        let body_end = parsed
             .torn_at
             .map_or(bytes.len(), |t| t as usize)
             .max(body_start);
-        let mut text = record::line(&Record::Chat(header.clone())).into_bytes();
+        let mut text = head.into_bytes();
         text.extend_from_slice(&bytes[body_start..body_end]);
-        if let Some(legacy_path) = self.legacy.take() {
-            let prefix = self.legacy_prefix.take().unwrap_or_default();
-            let body = prefix.split_once('\n').map_or("", |(_, rest)| rest);
-            let whole = format!("{}{body}", record::line(&Record::Chat(header.clone())));
-            crate::config::write_atomic(&self.path, whole.as_bytes())?;
-            fs::remove_file(&legacy_path).map_err(|e| Error::io("remove", &legacy_path, e))?;
-        } else {
-            crate::config::write_atomic(&self.path, &text)?;
-        }
+        self.replace_locked(&text)?;
         self.header = header;
         Ok(())
+    }
+
+    /// Replace the chat file with `bytes`: a new file, locked before the rename puts it in
+    /// place; it becomes `self.file` (the replaced one, and its lock, are let go).
+    fn replace_locked(&mut self, bytes: &[u8]) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let tmp = dir.join(format!(".{}.{}.tmp", self.id, std::process::id()));
+        let _ = fs::remove_file(&tmp);
+        let result = (|| -> std::io::Result<File> {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.lock()?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            fs::rename(&tmp, &self.path)?;
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+            Ok(file)
+        })();
+        match result {
+            Ok(file) => {
+                self.file = file;
+                self.torn_at = None;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                Err(Error::io("write", &self.path, e))
+            }
+        }
     }
 
     /// Messages in the loaded records, oldest first.

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::alias::{self, Cli};
 use crate::backend::cli::{Invocation, find_program};
+use crate::backend::http::provider::{self as http_provider, Env};
 use crate::backend::{End, process};
 use crate::config::{Config, Home};
 use crate::error::Result;
@@ -41,46 +42,58 @@ pub(crate) fn run() -> Result<()> {
         Some(Value::Object(map)) => map.clone(),
         _ => Map::new(),
     };
-    let mut models = Vec::new();
-    if installed.contains(&Cli::Ollama) {
-        match ollama_models() {
-            Ok(list) => {
-                let mut added = Vec::new();
-                for model in list {
-                    let name = alias_for(&model);
-                    models.push(model.clone());
-                    let taken = aliases.contains_key(&name)
-                        || alias::BUILTIN.iter().any(|(a, _, _)| *a == name)
-                        || alias::RESERVED.contains(&name.as_str());
-                    if !taken && !name.is_empty() {
-                        aliases.insert(name.clone(), json!(["ollama", model]));
-                        added.push(format!("{name} → {model}"));
-                    }
-                }
-                if added.is_empty() {
-                    report.push_str(&format!(
-                        "ollama models: {} (no new aliases)\n",
-                        models.len()
-                    ));
-                } else {
-                    report.push_str(&format!("ollama aliases added: {}\n", added.join(", ")));
-                }
-            }
-            Err(why) => report.push_str(&format!("ollama models: not listed ({why})\n")),
+    let mut found: Map<String, Value> = match config.key("models") {
+        Some(Value::Object(map)) => map.clone(),
+        _ => Map::new(),
+    };
+    // Local Ollama models: over HTTP when the server answers, else `ollama list`.
+    let env = Env::load(&config);
+    let ollama = match http_provider::resolve("ollama-api", &config, &env) {
+        Ok(p) => ollama_tags(&p.base_url).map(|m| (m, "ollama-api")),
+        Err(e) => Err(e.to_string()),
+    };
+    let ollama = match ollama {
+        Ok(found) => Ok(found),
+        Err(_) if installed.contains(&Cli::Ollama) => ollama_models().map(|m| (m, "ollama")),
+        Err(why) => Err(why),
+    };
+    match ollama {
+        Ok((list, provider)) => {
+            // With the CLI installed, aliases use it; otherwise the HTTP API.
+            let provider = if installed.contains(&Cli::Ollama) {
+                "ollama"
+            } else {
+                provider
+            };
+            let added = add_aliases(&mut aliases, provider, &list, alias_for);
+            report.push_str(&summary("ollama", list.len(), &added));
+            found.insert("ollama".into(), json!(list));
         }
+        Err(why) if installed.contains(&Cli::Ollama) => {
+            report.push_str(&format!("ollama models: not listed ({why})\n"));
+        }
+        Err(_) => {}
     }
-
+    // OpenRouter's free models, when there is a key to use them with.
+    match http_provider::resolve("openrouter", &config, &env) {
+        Ok(p) if p.key.is_some() => match openrouter_free(&p.base_url, p.key.as_deref()) {
+            Ok(list) => {
+                let added = add_aliases(&mut aliases, "openrouter", &list, openrouter_alias);
+                report.push_str(&summary("openrouter free", list.len(), &added));
+                found.insert("openrouter".into(), json!(list));
+            }
+            Err(why) => report.push_str(&format!("openrouter models: not fetched ({why})\n")),
+        },
+        _ => report.push_str(
+            "openrouter models: skipped (set OPENROUTER_API_KEY to add its free models)\n",
+        ),
+    }
     config.set_key("installed_tools", Some(json!(names)));
     if !aliases.is_empty() {
         config.set_key("aliases", Some(Value::Object(aliases)));
     }
-    if !models.is_empty() {
-        let mut m = match config.key("models") {
-            Some(Value::Object(map)) => map.clone(),
-            _ => Map::new(),
-        };
-        m.insert("ollama".into(), json!(models));
-        config.set_key("models", Some(Value::Object(m)));
+    if !found.is_empty() {
+        config.set_key("models", Some(Value::Object(found)));
     }
     config.save()?;
     report.push_str(&format!("wrote {}\n", config.path.display()));
@@ -93,6 +106,106 @@ pub(crate) fn run() -> Result<()> {
         ));
     }
     output::print_stdout(&report)
+}
+
+/// Add `provider` aliases for models whose alias is still free; returns "alias → model" lines.
+fn add_aliases(
+    aliases: &mut Map<String, Value>,
+    provider: &str,
+    models: &[String],
+    short: impl Fn(&str) -> String,
+) -> Vec<String> {
+    let mut added = Vec::new();
+    for model in models {
+        let name = short(model);
+        let taken = name.is_empty()
+            || aliases.contains_key(&name)
+            || alias::BUILTIN.iter().any(|(a, _, _)| *a == name)
+            || alias::RESERVED.contains(&name.as_str());
+        if !taken {
+            aliases.insert(name.clone(), json!([provider, model]));
+            added.push(format!("{name} → {model}"));
+        }
+    }
+    added
+}
+
+fn summary(what: &str, count: usize, added: &[String]) -> String {
+    if added.is_empty() {
+        format!("{what} models: {count} (no new aliases)\n")
+    } else {
+        format!(
+            "{what} models: {count}; aliases added: {}\n",
+            added.join(", ")
+        )
+    }
+}
+
+/// `xiaomi/mimo-v2-flash:free` → `mimo-v2-flash`.
+pub(crate) fn openrouter_alias(model: &str) -> String {
+    let base = model.strip_suffix(":free").unwrap_or(model);
+    alias_for(base)
+}
+
+/// GET a JSON document (init only; short timeout, no retries).
+fn get_json(url: &str, key: Option<&str>) -> std::result::Result<Value, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .timeout_connect(Some(Duration::from_secs(2)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut req = agent.get(url);
+    if let Some(k) = key {
+        req = req.header("Authorization", &format!("Bearer {k}"));
+    }
+    let resp = req.call().map_err(|e| e.to_string())?;
+    let status = resp.status().as_u16();
+    if status >= 400 {
+        return Err(format!("HTTP {status}"));
+    }
+    let mut body = resp.into_body();
+    let text = body.read_to_string().map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| format!("not JSON ({e})"))
+}
+
+/// Model names from Ollama's `GET /api/tags`.
+fn ollama_tags(base: &str) -> std::result::Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct Tags {
+        #[serde(default)]
+        models: Vec<Tag>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Tag {
+        name: String,
+    }
+    let v = get_json(&format!("{base}/api/tags"), None)?;
+    let tags: Tags = serde_json::from_value(v).map_err(|e| format!("unexpected answer ({e})"))?;
+    Ok(tags.models.into_iter().map(|t| t.name).collect())
+}
+
+/// Free model IDs from OpenRouter's `GET /models`.
+fn openrouter_free(base: &str, key: Option<&str>) -> std::result::Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct List {
+        #[serde(default)]
+        data: Vec<Model>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Model {
+        id: String,
+    }
+    let v = get_json(&format!("{base}/models"), key)?;
+    let list: List = serde_json::from_value(v).map_err(|e| format!("unexpected answer ({e})"))?;
+    let mut free: Vec<String> = list
+        .data
+        .into_iter()
+        .map(|m| m.id)
+        .filter(|id| id.ends_with(":free"))
+        .collect();
+    free.sort();
+    Ok(free)
 }
 
 /// A short alias for an Ollama model: `llama3.2:latest` → `llama3.2`, `qwen2.5:7b` → `qwen2.5-7b`.
