@@ -443,6 +443,71 @@ fn new_chat_name(name: &str) -> Result<ChatRef> {
     Ok(ChatRef::Named(name.to_owned()))
 }
 
+/// Options that take the next argument as their value.
+const TAKES_VALUE: &[&str] = &[
+    "-F",
+    "--file",
+    "--timeout",
+    "--chat",
+    "--system",
+    "--limit",
+    "--older-than",
+    "--name",
+];
+
+/// Marks a hidden prompt argument (see [`protect_prompts`]).
+const HIDDEN: &str = "\u{1}ai-prompt-";
+
+/// An argument that starts with `-` but holds whitespace ("-v means verbose?") is prompt text,
+/// never an option cluster. Such arguments are hidden from clap behind placeholders, which
+/// [`restore`] turns back into the text. `--opt=value` forms and option values are left alone.
+pub(crate) fn protect_prompts(
+    args: Vec<std::ffi::OsString>,
+) -> (Vec<std::ffi::OsString>, Vec<String>) {
+    let mut hidden = Vec::new();
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    let mut literal = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        let text = arg.to_string_lossy().into_owned();
+        let option_form = text.starts_with("--")
+            && text
+                .split_once('=')
+                .is_some_and(|(name, _)| !name.chars().any(char::is_whitespace));
+        let protect = i > 0
+            && !literal
+            && !value_next
+            && text.starts_with('-')
+            && text.chars().any(char::is_whitespace)
+            && !option_form;
+        value_next = !literal && TAKES_VALUE.contains(&text.as_str());
+        literal |= text == "--";
+        if protect {
+            out.push(std::ffi::OsString::from(format!(
+                "{HIDDEN}{}",
+                hidden.len()
+            )));
+            hidden.push(text);
+        } else {
+            out.push(arg);
+        }
+    }
+    (out, hidden)
+}
+
+/// Put hidden prompt arguments back.
+pub(crate) fn restore(words: &mut [String], hidden: &[String]) {
+    for w in words.iter_mut() {
+        if let Some(text) = w
+            .strip_prefix(HIDDEN)
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|i| hidden.get(i))
+        {
+            *w = text.clone();
+        }
+    }
+}
+
 /// Where `--` ends option parsing in the raw arguments: the number of words after it.
 pub(crate) fn words_after_dashdash(args: &[std::ffi::OsString]) -> usize {
     match args.iter().skip(1).position(|a| a == "--") {
@@ -565,6 +630,34 @@ mod tests {
         assert_eq!(r.prompt, "sonnet");
         let r = resolve_words_top(&w(&["sonnet", "list", "files"]), usize::MAX, &cfg()).unwrap();
         assert_eq!(r.prompt, "list files");
+    }
+
+    #[test]
+    fn hyphen_prompts_are_protected() {
+        let a: Vec<std::ffi::OsString> = [
+            "ai",
+            "sonnet",
+            "-v means verbose?",
+            "-q",
+            "--system",
+            "-be terse now",
+            "--chat=a b",
+            "--",
+            "-x y",
+        ]
+        .iter()
+        .map(Into::into)
+        .collect();
+        let (out, hidden) = protect_prompts(a);
+        assert_eq!(hidden, vec!["-v means verbose?"]);
+        assert_eq!(out[3], "-q");
+        assert_eq!(out[5], "-be terse now");
+        assert_eq!(out[8], "-x y");
+        let cli = Cli::try_parse_from(&out).unwrap();
+        let mut words = cli.words.clone();
+        restore(&mut words, &hidden);
+        assert_eq!(words, vec!["sonnet", "-v means verbose?", "-x y"]);
+        assert_eq!(cli.call.system.as_deref(), Some("-be terse now"));
     }
 
     #[test]

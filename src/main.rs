@@ -22,7 +22,11 @@ use crate::output::Ui;
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let literal = cli::words_after_dashdash(&args);
-    let cli = Cli::parse_from(&args);
+    let (args, hidden) = cli::protect_prompts(args);
+    let mut cli = Cli::parse_from(&args);
+    if !hidden.is_empty() {
+        restore_words(&mut cli, &hidden);
+    }
     signal::install();
     let code = match run(cli, literal) {
         Ok(()) => 0,
@@ -67,6 +71,21 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             commands::chat::complete(&call::Ctx::load(true)?)
         }
         Some(Command::Complete { kind }) => commands::completions::complete(&kind),
+    }
+}
+
+/// Put prompt arguments that start with `-` back where clap saw placeholders.
+fn restore_words(cli: &mut Cli, hidden: &[String]) {
+    cli::restore(&mut cli.words, hidden);
+    match &mut cli.command {
+        Some(Command::Chat {
+            action: Some(ChatAction::Rename { title, .. }),
+            ..
+        }) => cli::restore(title, hidden),
+        Some(Command::Chat { words, .. } | Command::Reply { words, .. }) => {
+            cli::restore(words, hidden)
+        }
+        _ => {}
     }
 }
 

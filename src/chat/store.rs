@@ -652,7 +652,7 @@ impl Chat {
     /// First write to a legacy chat: the whole converted chat goes to `<ID>.jsonl`, then the
     /// old `<ID>.json` is removed (we hold its lock throughout).
     fn convert_legacy(&mut self, legacy_path: &Path, text: &str, ui: &Ui) -> Result<()> {
-        crate::config::write_atomic(&self.path, text.as_bytes())?;
+        self.replace_locked(text.as_bytes())?;
         fs::remove_file(legacy_path).map_err(|e| Error::io("remove", legacy_path, e))?;
         ui.notice(&format!(
             "ai: chat {} converted from the Python ai-cli format",

@@ -1,6 +1,7 @@
 //! `ai completions SHELL`: clap's script, which completes commands, options and the built-in
 //! aliases, plus for bash, zsh and fish a hook that asks `ai __complete models` for the aliases of
-//! the user's config as well.
+//! the user's config as well. (clap's PowerShell and Elvish scripts offer no positional values,
+//! so the built-in aliases are added to their first word.)
 
 use clap::CommandFactory;
 use clap_complete::Shell as Target;
@@ -26,9 +27,45 @@ pub(crate) fn script(shell: Shell) -> String {
         Shell::Bash => text.push_str(BASH_HOOK),
         Shell::Fish => text.push_str(FISH_HOOK),
         Shell::Zsh => text = zsh_with_models(&text),
-        Shell::Powershell | Shell::Elvish => {}
+        Shell::Powershell => {
+            text = with_first_word_models(&text, "        'ai' {\n", powershell_model)
+        }
+        Shell::Elvish => text = with_first_word_models(&text, "        &'ai'= {\n", elvish_model),
     }
     text
+}
+
+/// Add a completion line per built-in alias right after `block_start` (the block of the first
+/// word); the script is returned unchanged if clap's layout ever stops having that line.
+fn with_first_word_models(
+    generated: &str,
+    block_start: &str,
+    line: fn(&str, &str) -> String,
+) -> String {
+    let Some(pos) = generated.find(block_start) else {
+        return generated.to_owned();
+    };
+    let at = pos + block_start.len();
+    let lines: String = alias::BUILTIN
+        .iter()
+        .map(|(a, p, m)| line(a, &format!("{p} {m}")))
+        .collect();
+    format!("{}{lines}{}", &generated[..at], &generated[at..])
+}
+
+fn powershell_model(alias: &str, desc: &str) -> String {
+    let q = |s: &str| s.replace('\'', "''");
+    format!(
+        "            [CompletionResult]::new('{}', '{}', [CompletionResultType]::ParameterValue, '{}')\n",
+        q(alias),
+        q(alias),
+        q(desc)
+    )
+}
+
+fn elvish_model(alias: &str, desc: &str) -> String {
+    let q = |s: &str| s.replace('\'', "''");
+    format!("            cand '{}' '{}'\n", q(alias), q(desc))
 }
 
 pub(crate) fn run(shell: Shell) -> Result<()> {
