@@ -1,0 +1,313 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'ai'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'ai' {
+            [CompletionResult]::new('claude', 'claude', [CompletionResultType]::ParameterValue, 'claude sonnet')
+            [CompletionResult]::new('haiku', 'haiku', [CompletionResultType]::ParameterValue, 'claude haiku')
+            [CompletionResult]::new('sonnet', 'sonnet', [CompletionResultType]::ParameterValue, 'claude sonnet')
+            [CompletionResult]::new('opus', 'opus', [CompletionResultType]::ParameterValue, 'claude opus')
+            [CompletionResult]::new('opus-m', 'opus-m', [CompletionResultType]::ParameterValue, 'claude opus@medium')
+            [CompletionResult]::new('opus-h', 'opus-h', [CompletionResultType]::ParameterValue, 'claude opus@high')
+            [CompletionResult]::new('codex', 'codex', [CompletionResultType]::ParameterValue, 'codex gpt-5.3-codex')
+            [CompletionResult]::new('codex-m', 'codex-m', [CompletionResultType]::ParameterValue, 'codex gpt-5.3-codex@medium')
+            [CompletionResult]::new('codex-h', 'codex-h', [CompletionResultType]::ParameterValue, 'codex gpt-5.3-codex@high')
+            [CompletionResult]::new('codex-xh', 'codex-xh', [CompletionResultType]::ParameterValue, 'codex gpt-5.3-codex@xhigh')
+            [CompletionResult]::new('gpt', 'gpt', [CompletionResultType]::ParameterValue, 'codex gpt-5.2')
+            [CompletionResult]::new('codex-max', 'codex-max', [CompletionResultType]::ParameterValue, 'codex gpt-5.1-codex-max')
+            [CompletionResult]::new('codex-mini', 'codex-mini', [CompletionResultType]::ParameterValue, 'codex gpt-5.1-codex-mini')
+            [CompletionResult]::new('gemini', 'gemini', [CompletionResultType]::ParameterValue, 'gemini gemini-3-flash-preview')
+            [CompletionResult]::new('pro', 'pro', [CompletionResultType]::ParameterValue, 'gemini gemini-3-pro-preview')
+            [CompletionResult]::new('flash', 'flash', [CompletionResultType]::ParameterValue, 'gemini gemini-3-flash-preview')
+            [CompletionResult]::new('pro-2.5', 'pro-2.5', [CompletionResultType]::ParameterValue, 'gemini gemini-2.5-pro')
+            [CompletionResult]::new('flash-2.5', 'flash-2.5', [CompletionResultType]::ParameterValue, 'gemini gemini-2.5-flash')
+            [CompletionResult]::new('flash-lite', 'flash-lite', [CompletionResultType]::ParameterValue, 'gemini gemini-2.5-flash-lite')
+            [CompletionResult]::new('qwen', 'qwen', [CompletionResultType]::ParameterValue, 'qwen coder-model')
+            [CompletionResult]::new('qwen-vision', 'qwen-vision', [CompletionResultType]::ParameterValue, 'qwen vision-model')
+            [CompletionResult]::new('ollama', 'ollama', [CompletionResultType]::ParameterValue, 'ollama llama3')
+            [CompletionResult]::new('glm', 'glm', [CompletionResultType]::ParameterValue, 'glm glm-5')
+            [CompletionResult]::new('glm5', 'glm5', [CompletionResultType]::ParameterValue, 'glm glm-5')
+            [CompletionResult]::new('glm4', 'glm4', [CompletionResultType]::ParameterValue, 'glm glm-4.7')
+            [CompletionResult]::new('glm-air', 'glm-air', [CompletionResultType]::ParameterValue, 'glm glm-4.5-air')
+            [CompletionResult]::new('mimo', 'mimo', [CompletionResultType]::ParameterValue, 'openrouter xiaomi/mimo-v2-flash:free')
+            [CompletionResult]::new('olmo', 'olmo', [CompletionResultType]::ParameterValue, 'openrouter allenai/olmo-3.1-32b-think:free')
+            [CompletionResult]::new('deepseek', 'deepseek', [CompletionResultType]::ParameterValue, 'openrouter nex-agi/deepseek-v3.1-nex-n1:free')
+            [CompletionResult]::new('chimera', 'chimera', [CompletionResultType]::ParameterValue, 'openrouter tngtech/deepseek-r1t2-chimera:free')
+            [CompletionResult]::new('devstral', 'devstral', [CompletionResultType]::ParameterValue, 'openrouter mistralai/devstral-2512:free')
+            [CompletionResult]::new('oss', 'oss', [CompletionResultType]::ParameterValue, 'openrouter openai/gpt-oss-120b:free')
+            [CompletionResult]::new('echo', 'echo', [CompletionResultType]::ParameterValue, 'echo echo')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
+            [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
+            [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Detect installed backend CLIs and local Ollama models; write the config')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show every alias by provider, and whether it can be used now')
+            [CompletionResult]::new('default', 'default', [CompletionResultType]::ParameterValue, 'Show, set or clear the model used when a call names none')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (completes aliases too)')
+            [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
+            [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
+            [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Candidates for shell completion (used by the completion scripts)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;init' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;list' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;default' {
+            [CompletionResult]::new('--clear', '--clear', [CompletionResultType]::ParameterName, 'Remove the default')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;completions' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat' {
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
+            [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
+            [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete chats (waits for a turn in progress on them)')
+            [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a chat a title')
+            [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Resend the prompt of a turn that failed')
+            [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete chats not used for a while')
+            [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Create an empty chat and print its ID (for scripts)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;chat;list' {
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most N chats (0: all)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;show' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of text')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;delete' {
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once when a chat is in use')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;rename' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;retry' {
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
+            [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
+            [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;gc' {
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Age: a number and s, m, h, d or w (e.g. 30d)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Only print what would be deleted')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;new' {
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'The chat''s system prompt')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'A name instead of a generated ID')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete chats (waits for a turn in progress on them)')
+            [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a chat a title')
+            [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Resend the prompt of a turn that failed')
+            [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete chats not used for a while')
+            [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Create an empty chat and print its ID (for scripts)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;chat;help;list' {
+            break
+        }
+        'ai;chat;help;show' {
+            break
+        }
+        'ai;chat;help;delete' {
+            break
+        }
+        'ai;chat;help;rename' {
+            break
+        }
+        'ai;chat;help;retry' {
+            break
+        }
+        'ai;chat;help;gc' {
+            break
+        }
+        'ai;chat;help;new' {
+            break
+        }
+        'ai;chat;help;help' {
+            break
+        }
+        'ai;reply' {
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
+            [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
+            [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;__complete' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;help' {
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Detect installed backend CLIs and local Ollama models; write the config')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show every alias by provider, and whether it can be used now')
+            [CompletionResult]::new('default', 'default', [CompletionResultType]::ParameterValue, 'Show, set or clear the model used when a call names none')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (completes aliases too)')
+            [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
+            [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
+            [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Candidates for shell completion (used by the completion scripts)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;help;init' {
+            break
+        }
+        'ai;help;list' {
+            break
+        }
+        'ai;help;default' {
+            break
+        }
+        'ai;help;completions' {
+            break
+        }
+        'ai;help;chat' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete chats (waits for a turn in progress on them)')
+            [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a chat a title')
+            [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Resend the prompt of a turn that failed')
+            [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete chats not used for a while')
+            [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Create an empty chat and print its ID (for scripts)')
+            break
+        }
+        'ai;help;chat;list' {
+            break
+        }
+        'ai;help;chat;show' {
+            break
+        }
+        'ai;help;chat;delete' {
+            break
+        }
+        'ai;help;chat;rename' {
+            break
+        }
+        'ai;help;chat;retry' {
+            break
+        }
+        'ai;help;chat;gc' {
+            break
+        }
+        'ai;help;chat;new' {
+            break
+        }
+        'ai;help;reply' {
+            break
+        }
+        'ai;help;__complete' {
+            break
+        }
+        'ai;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

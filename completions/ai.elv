@@ -1,0 +1,268 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[ai] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'ai'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'ai'= {
+            cand 'claude' 'claude sonnet'
+            cand 'haiku' 'claude haiku'
+            cand 'sonnet' 'claude sonnet'
+            cand 'opus' 'claude opus'
+            cand 'opus-m' 'claude opus@medium'
+            cand 'opus-h' 'claude opus@high'
+            cand 'codex' 'codex gpt-5.3-codex'
+            cand 'codex-m' 'codex gpt-5.3-codex@medium'
+            cand 'codex-h' 'codex gpt-5.3-codex@high'
+            cand 'codex-xh' 'codex gpt-5.3-codex@xhigh'
+            cand 'gpt' 'codex gpt-5.2'
+            cand 'codex-max' 'codex gpt-5.1-codex-max'
+            cand 'codex-mini' 'codex gpt-5.1-codex-mini'
+            cand 'gemini' 'gemini gemini-3-flash-preview'
+            cand 'pro' 'gemini gemini-3-pro-preview'
+            cand 'flash' 'gemini gemini-3-flash-preview'
+            cand 'pro-2.5' 'gemini gemini-2.5-pro'
+            cand 'flash-2.5' 'gemini gemini-2.5-flash'
+            cand 'flash-lite' 'gemini gemini-2.5-flash-lite'
+            cand 'qwen' 'qwen coder-model'
+            cand 'qwen-vision' 'qwen vision-model'
+            cand 'ollama' 'ollama llama3'
+            cand 'glm' 'glm glm-5'
+            cand 'glm5' 'glm glm-5'
+            cand 'glm4' 'glm glm-4.7'
+            cand 'glm-air' 'glm glm-4.5-air'
+            cand 'mimo' 'openrouter xiaomi/mimo-v2-flash:free'
+            cand 'olmo' 'openrouter allenai/olmo-3.1-32b-think:free'
+            cand 'deepseek' 'openrouter nex-agi/deepseek-v3.1-nex-n1:free'
+            cand 'chimera' 'openrouter tngtech/deepseek-r1t2-chimera:free'
+            cand 'devstral' 'openrouter mistralai/devstral-2512:free'
+            cand 'oss' 'openrouter openai/gpt-oss-120b:free'
+            cand 'echo' 'echo echo'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
+            cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
+            cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
+            cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand --no-chat 'Do not save this prompt as a chat'
+            cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand init 'Detect installed backend CLIs and local Ollama models; write the config'
+            cand list 'Show every alias by provider, and whether it can be used now'
+            cand default 'Show, set or clear the model used when a call names none'
+            cand completions 'Print a shell completion script (completes aliases too)'
+            cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+            cand reply 'Continue the most recently used chat'
+            cand __complete 'Candidates for shell completion (used by the completion scripts)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;init'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;list'= {
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;default'= {
+            cand --clear 'Remove the default'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;completions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat'= {
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
+            cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
+            cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
+            cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand --no-chat 'Do not save this prompt as a chat'
+            cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand list 'List chats, most recently used first'
+            cand show 'Show a chat''s messages'
+            cand delete 'Delete chats (waits for a turn in progress on them)'
+            cand rename 'Give a chat a title'
+            cand retry 'Resend the prompt of a turn that failed'
+            cand gc 'Delete chats not used for a while'
+            cand new 'Create an empty chat and print its ID (for scripts)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;chat;list'= {
+            cand --limit 'Show at most N chats (0: all)'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;show'= {
+            cand --json 'Print JSON instead of text'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;delete'= {
+            cand --no-wait 'Fail at once when a chat is in use'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;rename'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;retry'= {
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
+            cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
+            cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
+            cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand --no-chat 'Do not save this prompt as a chat'
+            cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;gc'= {
+            cand --older-than 'Age: a number and s, m, h, d or w (e.g. 30d)'
+            cand --dry-run 'Only print what would be deleted'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;new'= {
+            cand --system 'The chat''s system prompt'
+            cand --name 'A name instead of a generated ID'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;help'= {
+            cand list 'List chats, most recently used first'
+            cand show 'Show a chat''s messages'
+            cand delete 'Delete chats (waits for a turn in progress on them)'
+            cand rename 'Give a chat a title'
+            cand retry 'Resend the prompt of a turn that failed'
+            cand gc 'Delete chats not used for a while'
+            cand new 'Create an empty chat and print its ID (for scripts)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;chat;help;list'= {
+        }
+        &'ai;chat;help;show'= {
+        }
+        &'ai;chat;help;delete'= {
+        }
+        &'ai;chat;help;rename'= {
+        }
+        &'ai;chat;help;retry'= {
+        }
+        &'ai;chat;help;gc'= {
+        }
+        &'ai;chat;help;new'= {
+        }
+        &'ai;chat;help;help'= {
+        }
+        &'ai;reply'= {
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
+            cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
+            cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
+            cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand --no-chat 'Do not save this prompt as a chat'
+            cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;__complete'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;help'= {
+            cand init 'Detect installed backend CLIs and local Ollama models; write the config'
+            cand list 'Show every alias by provider, and whether it can be used now'
+            cand default 'Show, set or clear the model used when a call names none'
+            cand completions 'Print a shell completion script (completes aliases too)'
+            cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+            cand reply 'Continue the most recently used chat'
+            cand __complete 'Candidates for shell completion (used by the completion scripts)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;help;init'= {
+        }
+        &'ai;help;list'= {
+        }
+        &'ai;help;default'= {
+        }
+        &'ai;help;completions'= {
+        }
+        &'ai;help;chat'= {
+            cand list 'List chats, most recently used first'
+            cand show 'Show a chat''s messages'
+            cand delete 'Delete chats (waits for a turn in progress on them)'
+            cand rename 'Give a chat a title'
+            cand retry 'Resend the prompt of a turn that failed'
+            cand gc 'Delete chats not used for a while'
+            cand new 'Create an empty chat and print its ID (for scripts)'
+        }
+        &'ai;help;chat;list'= {
+        }
+        &'ai;help;chat;show'= {
+        }
+        &'ai;help;chat;delete'= {
+        }
+        &'ai;help;chat;rename'= {
+        }
+        &'ai;help;chat;retry'= {
+        }
+        &'ai;help;chat;gc'= {
+        }
+        &'ai;help;chat;new'= {
+        }
+        &'ai;help;reply'= {
+        }
+        &'ai;help;__complete'= {
+        }
+        &'ai;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,140 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_ai_global_optspecs
+    string join \n F/file= dry-run q/quiet json yolo timeout= no-stdin chat= no-chat no-wait system= h/help V/version
+end
+
+function __fish_ai_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_ai_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_ai_using_subcommand
+    set -l cmd (__fish_ai_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c ai -n "__fish_ai_needs_command" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_needs_command" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
+complete -c ai -n "__fish_ai_needs_command" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
+complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
+complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_needs_command" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_needs_command" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_needs_command" -l no-chat -d 'Do not save this prompt as a chat'
+complete -c ai -n "__fish_ai_needs_command" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ai -n "__fish_ai_needs_command" -s V -l version -d 'Print version'
+complete -c ai -n "__fish_ai_needs_command" -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
+complete -c ai -n "__fish_ai_needs_command" -a "list" -d 'Show every alias by provider, and whether it can be used now'
+complete -c ai -n "__fish_ai_needs_command" -a "default" -d 'Show, set or clear the model used when a call names none'
+complete -c ai -n "__fish_ai_needs_command" -a "completions" -d 'Print a shell completion script (completes aliases too)'
+complete -c ai -n "__fish_ai_needs_command" -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+complete -c ai -n "__fish_ai_needs_command" -a "reply" -d 'Continue the most recently used chat'
+complete -c ai -n "__fish_ai_needs_command" -a "__complete" -d 'Candidates for shell completion (used by the completion scripts)'
+complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand init" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand list" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand default" -l clear -d 'Remove the default'
+complete -c ai -n "__fish_ai_using_subcommand default" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l no-chat -d 'Do not save this prompt as a chat'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "list" -d 'List chats, most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "show" -d 'Show a chat\'s messages'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "delete" -d 'Delete chats (waits for a turn in progress on them)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "rename" -d 'Give a chat a title'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "retry" -d 'Resend the prompt of a turn that failed'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "gc" -d 'Delete chats not used for a while'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "new" -d 'Create an empty chat and print its ID (for scripts)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show delete rename retry gc new help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -l limit -d 'Show at most N chats (0: all)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -l json -d 'Print JSON instead of text'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -l no-wait -d 'Fail at once when a chat is in use'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-chat -d 'Do not save this prompt as a chat'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -l older-than -d 'Age: a number and s, m, h, d or w (e.g. 30d)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -l dry-run -d 'Only print what would be deleted'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -l system -d 'The chat\'s system prompt' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -l name -d 'A name instead of a generated ID' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "list" -d 'List chats, most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show a chat\'s messages'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete chats (waits for a turn in progress on them)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "rename" -d 'Give a chat a title'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "retry" -d 'Resend the prompt of a turn that failed'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Delete chats not used for a while'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "new" -d 'Create an empty chat and print its ID (for scripts)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand reply" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
+complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save this prompt as a chat'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand reply" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand __complete" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "reply" -d 'Continue the most recently used chat'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "__complete" -d 'Candidates for shell completion (used by the completion scripts)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply __complete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "list" -d 'List chats, most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "show" -d 'Show a chat\'s messages'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "delete" -d 'Delete chats (waits for a turn in progress on them)'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "rename" -d 'Give a chat a title'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "retry" -d 'Resend the prompt of a turn that failed'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "gc" -d 'Delete chats not used for a while'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "new" -d 'Create an empty chat and print its ID (for scripts)'
+
+# Aliases from your config and chat IDs (with titles), asked from `ai` itself.
+complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"
+complete -c ai -n "__fish_seen_subcommand_from chat show delete rename retry" -f -a "(ai __complete chats 2>/dev/null)"
+complete -c ai -l chat -x -a "(ai __complete chats 2>/dev/null)"

@@ -1,0 +1,23 @@
+//! The integration suite, one test binary: each test runs the built `ai` in a temp world with
+//! fake backend CLIs (see `suite/util.rs`). The modules live in `tests/suite/`, so Cargo does not
+//! take each of them for a test binary of its own.
+
+#[path = "suite/util.rs"]
+mod util;
+
+#[path = "suite/backends.rs"]
+mod backends;
+#[path = "suite/commands.rs"]
+mod commands;
+#[path = "suite/completions.rs"]
+mod completions;
+#[path = "suite/config.rs"]
+mod config;
+#[path = "suite/errors.rs"]
+mod errors;
+#[path = "suite/files.rs"]
+mod files;
+#[path = "suite/process.rs"]
+mod process;
+#[path = "suite/prompts.rs"]
+mod prompts;

@@ -1,0 +1,278 @@
+//! `ai init`, `ai list`, `ai default`.
+
+use serde_json::{Value, json};
+
+use crate::util::{Env, args, stderr, stdout};
+
+const OLLAMA_LIST: &str = r#"if [ "$1" = list ]; then
+printf 'NAME                  ID              SIZE      MODIFIED\n'
+printf 'llama3.2:latest       a80c4f17acd5    2.0 GB    2 days ago\n'
+printf 'qwen2.5-coder:7b      2b0496514337    4.7 GB    3 weeks ago\n'
+exit 0
+fi
+"#;
+
+/// claude and ollama installed, nothing else findable.
+fn claude_and_ollama() -> Env {
+    let env = Env::bare();
+    env.install("claude");
+    env.install("ollama");
+    env.script("ollama", OLLAMA_LIST);
+    env
+}
+
+#[test]
+fn init_detects_clis_and_ollama_models() {
+    let env = claude_and_ollama();
+    let out = env.ai().arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    assert!(report.contains("backend CLIs: claude, ollama"), "{report}");
+    assert!(
+        report.contains("not found: codex, gemini, qwen"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&env.config_path().display().to_string()),
+        "{report}"
+    );
+
+    assert_eq!(env.argv("ollama"), args(&["list"]));
+    assert_eq!(env.stdin_source("ollama"), "/dev/null");
+    let c = env.config();
+    assert_eq!(c["installed_tools"], json!(["claude", "ollama"]));
+    assert_eq!(
+        c["aliases"]["llama3.2"],
+        json!(["ollama", "llama3.2:latest"])
+    );
+    assert_eq!(
+        c["aliases"]["qwen2.5-coder-7b"],
+        json!(["ollama", "qwen2.5-coder:7b"])
+    );
+    assert_eq!(
+        c["models"]["ollama"],
+        json!(["llama3.2:latest", "qwen2.5-coder:7b"])
+    );
+
+    // The new alias works.
+    let out = env.ai().args(["llama3.2", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(env.argv("ollama"), args(&["run", "llama3.2:latest"]));
+    assert_eq!(env.stdin_text("ollama"), "hi");
+}
+
+#[test]
+fn init_twice_is_stable_and_keeps_user_aliases() {
+    let env = claude_and_ollama();
+    env.write_config(r#"{"aliases": {"llama3.2": ["claude", "opus"]}, "x": true}"#);
+    env.ai().arg("init").assert().success();
+    let first = env.config();
+    // A user's alias of the same name is not overwritten.
+    assert_eq!(first["aliases"]["llama3.2"], json!(["claude", "opus"]));
+    assert_eq!(first["x"], json!(true));
+    env.ai().arg("init").assert().success();
+    assert_eq!(env.config(), first);
+}
+
+#[test]
+fn init_with_nothing_installed() {
+    let env = Env::bare();
+    let out = env.ai().arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("none found"), "{}", stdout(&out));
+    assert_eq!(env.config()["installed_tools"], json!([]));
+}
+
+#[test]
+fn init_survives_a_failing_ollama_list() {
+    let env = claude_and_ollama();
+    env.script(
+        "ollama",
+        "echo 'could not connect to ollama server' >&2\nexit 1\n",
+    );
+    let out = env.ai().arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ollama models: not listed"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(env.config()["installed_tools"], json!(["claude", "ollama"]));
+}
+
+fn list_json(env: &Env) -> Vec<Value> {
+    let out = env.ai().args(["list", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    match serde_json::from_str::<Value>(&stdout(&out)).expect("list --json is JSON") {
+        Value::Array(rows) => rows,
+        other => panic!("not an array: {other}"),
+    }
+}
+
+fn row<'a>(rows: &'a [Value], alias: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["alias"] == alias)
+        .unwrap_or_else(|| panic!("no row for {alias}"))
+}
+
+#[test]
+fn list_shows_aliases_and_what_is_usable() {
+    let env = claude_and_ollama();
+    env.ai().arg("init").assert().success();
+
+    let out = env.ai().arg("list").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    let line = |alias: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(alias))
+            .unwrap_or_else(|| panic!("no line for {alias}:\n{table}"))
+            .to_owned()
+    };
+    assert!(line("sonnet").starts_with("claude"), "{table}");
+    assert!(line("sonnet").contains("ready"), "{table}");
+    assert!(line("codex").contains("unavailable"), "{table}");
+    assert!(line("codex").contains("codex not installed"), "{table}");
+    assert!(line("llama3.2").contains("llama3.2:latest"), "{table}");
+    assert!(line("llama3.2").contains("ready"), "{table}");
+    assert!(line("echo").contains("ready"), "{table}");
+    assert!(line("opus-h").contains("opus@high"), "{table}");
+
+    let rows = list_json(&env);
+    for r in &rows {
+        for key in ["alias", "provider", "model", "usable"] {
+            assert!(r.get(key).is_some(), "{key} missing in {r}");
+        }
+    }
+    let sonnet = row(&rows, "sonnet");
+    assert_eq!(
+        (&sonnet["provider"], &sonnet["model"], &sonnet["usable"]),
+        (&json!("claude"), &json!("sonnet"), &json!(true))
+    );
+    assert_eq!(row(&rows, "codex")["usable"], json!(false));
+    assert_eq!(row(&rows, "gemini")["usable"], json!(false));
+    assert_eq!(row(&rows, "echo")["usable"], json!(true));
+    let l = row(&rows, "llama3.2");
+    assert_eq!(
+        (&l["provider"], &l["model"], &l["usable"]),
+        (&json!("ollama"), &json!("llama3.2:latest"), &json!(true))
+    );
+    let opus_h = row(&rows, "opus-h");
+    assert_eq!(
+        (&opus_h["model"], &opus_h["effort"]),
+        (&json!("opus"), &json!("high"))
+    );
+}
+
+#[test]
+fn list_marks_the_default_and_custom_backends() {
+    let env = Env::bare();
+    env.install("mycli");
+    env.write_config(
+        r#"{"backends": {"mycli": {"program": "mycli"}, "gone": {"program": "gone-cli"}},
+            "aliases": {"my": ["mycli", "m1"], "g": ["gone", "x"]},
+            "default_alias": "my"}"#,
+    );
+    let rows = list_json(&env);
+    let my = row(&rows, "my");
+    assert_eq!(
+        (&my["provider"], &my["usable"], &my["default"]),
+        (&json!("mycli"), &json!(true), &json!(true))
+    );
+    assert_eq!(row(&rows, "g")["usable"], json!(false));
+    assert_eq!(row(&rows, "sonnet")["default"], json!(false));
+    let table = stdout(&env.ai().arg("list").output().unwrap());
+    assert!(table.contains("my (default)"), "{table}");
+}
+
+#[test]
+fn default_show_set_clear() {
+    let env = Env::new();
+    // None set: nothing on stdout, a notice on stderr.
+    let out = env.ai().arg("default").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("no default model"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = env.ai().args(["default", "echo"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(env.config()["default_alias"], "echo");
+
+    let out = env.ai().arg("default").output().unwrap();
+    assert_eq!(stdout(&out), "echo\n");
+
+    // The default is used.
+    let out = env.ai().arg("hi").output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).starts_with("echo: model echo"),
+        "{}",
+        stdout(&out)
+    );
+
+    env.ai().args(["default", "codex-h"]).assert().success();
+    env.ai().arg("hi").assert().success();
+    assert_eq!(
+        env.argv("codex"),
+        args(&[
+            "exec",
+            "--skip-git-repo-check",
+            "-m",
+            "gpt-5.3-codex",
+            "-c",
+            "model_reasoning_effort=\"high\"",
+            "-"
+        ])
+    );
+
+    let out = env.ai().args(["default", "--clear"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        env.config().get("default_alias").is_none(),
+        "{}",
+        env.config()
+    );
+    assert_eq!(stdout(&env.ai().arg("default").output().unwrap()), "");
+    assert_eq!(env.ai().arg("hi").output().unwrap().status.code(), Some(2));
+}
+
+#[test]
+fn default_unknown_alias_is_not_found() {
+    let env = Env::new();
+    env.ai().args(["default", "echo"]).assert().success();
+    let out = env.ai().args(["default", "nosuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("error: unknown model 'nosuch'"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.config()["default_alias"], "echo", "unchanged");
+
+    let out = env.ai().args(["default", "opsu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        stderr(&out).contains("did you mean opus"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn default_to_a_stale_alias_is_a_config_error() {
+    let env = Env::new();
+    env.write_config(r#"{"default_alias": "removed-alias"}"#);
+    let out = env.ai().arg("hi").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("'removed-alias' is not a known alias"),
+        "{}",
+        stderr(&out)
+    );
+}

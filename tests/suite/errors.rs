@@ -1,0 +1,395 @@
+//! Exit codes and error messages: `error: …` then `hint: …` on stderr, nothing on stdout.
+
+use crate::util::{Env, stderr, stdout};
+
+/// The `error: …` line of stderr (notices, such as where a failed prompt was kept, may come
+/// before it).
+fn error_line(err: &str) -> &str {
+    err.lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no `error: ` line in {err:?}"))
+}
+
+fn assert_clean_failure(out: &std::process::Output, code: i32) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(stdout(out), "", "stdout stays empty on failure");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("RUST_BACKTRACE"), "{err}");
+    err
+}
+
+#[test]
+fn success_is_zero() {
+    let env = Env::new();
+    env.ai().args(["sonnet", "hi"]).assert().code(0);
+    env.ai().args(["echo", "hi"]).assert().code(0);
+}
+
+#[test]
+fn backend_failure_is_one_with_its_message_and_code() {
+    let env = Env::new();
+    env.reply("codex", "");
+    env.stderr("codex", "codex: quota exceeded for this month\n");
+    env.exit_code("codex", 3);
+    let out = env.ai().args(["codex", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    let line = error_line(&err);
+    assert!(
+        line.contains("codex: quota exceeded for this month"),
+        "{err}"
+    );
+    assert!(line.contains("exit code 3"), "{err}");
+    assert!(err.contains("\nhint: "), "{err}");
+}
+
+#[test]
+fn backend_failure_after_partial_output() {
+    // What was streamed stays streamed; the failure is still reported with its code.
+    let env = Env::new();
+    env.reply("gemini", "partial answ");
+    env.stderr("gemini", "API error: stream reset\n");
+    env.exit_code("gemini", 1);
+    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error: "), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("API error: stream reset"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("exit code 1"), "{}", stderr(&out));
+}
+
+#[test]
+fn gemini_auth_exit_code_gets_a_login_hint() {
+    let env = Env::new();
+    env.reply("gemini", "");
+    env.stderr("gemini", "Please set an Auth method\n");
+    env.exit_code("gemini", 41);
+    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(err.contains("exit code 41"), "{err}");
+    assert!(err.contains("hint: log in"), "{err}");
+}
+
+#[test]
+fn claude_errors_on_stdout_never_reach_stdout() {
+    let env = Env::new();
+    env.reply("claude", "Not logged in · Please run /login\n");
+    env.exit_code("claude", 1);
+    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(err.contains("error: "), "{err}");
+    assert!(err.contains("Not logged in · Please run /login"), "{err}");
+    assert!(err.contains("exit code 1"), "{err}");
+    assert!(err.contains("hint: log in: run `claude` once"), "{err}");
+}
+
+#[test]
+fn claude_reply_is_printed_once_it_succeeds() {
+    let env = Env::new();
+    env.reply("claude", "first part\nsecond part\n");
+    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "first part\nsecond part\n");
+}
+
+#[test]
+fn backend_killed_by_a_signal() {
+    let env = Env::new();
+    env.script("qwen", "kill -9 $$\n");
+    let out = env.ai().args(["qwen", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(err.contains("qwen failed (signal 9)"), "{err}");
+}
+
+#[test]
+fn backend_not_installed() {
+    let env = Env::bare();
+    let cases = [
+        (
+            "sonnet",
+            "claude is not installed",
+            "npm install -g @anthropic-ai/claude-code",
+        ),
+        (
+            "codex",
+            "codex is not installed",
+            "npm install -g @openai/codex",
+        ),
+        (
+            "gemini",
+            "gemini is not installed",
+            "npm install -g @google/gemini-cli",
+        ),
+        (
+            "qwen",
+            "qwen is not installed",
+            "npm install -g @qwen-code/qwen-code",
+        ),
+        (
+            "ollama",
+            "ollama is not installed",
+            "https://ollama.com/download",
+        ),
+    ];
+    for (alias, what, install) in cases {
+        let out = env.ai().args([alias, "hi"]).output().unwrap();
+        let err = assert_clean_failure(&out, 1);
+        assert!(
+            error_line(&err).starts_with(&format!("error: {what}")),
+            "{err}"
+        );
+        let hint = err.lines().find(|l| l.starts_with("hint: ")).unwrap_or("");
+        assert!(hint.contains(install), "{alias}: {err}");
+    }
+}
+
+#[test]
+fn not_executable_backend() {
+    let env = Env::new();
+    let fake = env.bin.join("qwen");
+    std::fs::remove_file(&fake).unwrap();
+    std::fs::write(&fake, "#!/bin/sh\necho hi\n").unwrap(); // mode 0644
+    let out = env.ai().args(["qwen", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(err.contains("error: "), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+}
+
+#[test]
+fn no_prompt_is_a_usage_error() {
+    let env = Env::new();
+    let out = env.ai().arg("sonnet").output().unwrap();
+    let err = assert_clean_failure(&out, 2);
+    assert!(err.contains("error: no prompt given"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+    // Whitespace only is no prompt either.
+    let out = env
+        .ai()
+        .arg("sonnet")
+        .write_stdin(" \n\n")
+        .output()
+        .unwrap();
+    assert_clean_failure(&out, 2);
+    let out = env.ai().args(["sonnet", "  "]).output().unwrap();
+    assert_clean_failure(&out, 2);
+    assert!(env.calls().is_empty());
+}
+
+#[test]
+fn no_model_and_no_default_is_a_usage_error() {
+    let env = Env::new();
+    let out = env.ai().arg("hi").output().unwrap();
+    let err = assert_clean_failure(&out, 2);
+    assert!(
+        err.contains("error: no model named, and no default model is set"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: ") && err.contains("ai default sonnet"),
+        "{err}"
+    );
+    assert!(env.calls().is_empty());
+}
+
+#[test]
+fn bad_timeout_is_a_usage_error() {
+    let env = Env::new();
+    for bad in ["abc", "0", "-1", "inf", "NaN", ""] {
+        let out = env
+            .ai()
+            .args(["--timeout", bad, "sonnet", "hi"])
+            .output()
+            .unwrap();
+        let err = assert_clean_failure(&out, 2);
+        assert!(err.contains("error: "), "--timeout {bad:?}: {err}");
+        // clap names the option, or (for `-1`) the value it took for another option.
+        assert!(
+            err.contains("--timeout") || err.contains(&format!("'{bad}'")),
+            "--timeout {bad:?}: {err}"
+        );
+    }
+    assert!(env.calls().is_empty());
+}
+
+#[test]
+fn unknown_option_is_a_usage_error() {
+    let env = Env::new();
+    let out = env
+        .ai()
+        .args(["--frobnicate", "sonnet", "hi"])
+        .output()
+        .unwrap();
+    assert_clean_failure(&out, 2);
+}
+
+#[test]
+fn invalid_config_names_line_and_column() {
+    let env = Env::new();
+    env.write_config("{\n  \"aliases\": {\n    \"x\": [\"ollama\", \"m\"],\n  }\n}\n");
+    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 3);
+    assert!(err.contains("error: invalid config"), "{err}");
+    assert!(
+        err.contains(&env.config_path().display().to_string()),
+        "{err}"
+    );
+    assert!(err.contains("line 4, column 3"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+    assert!(env.calls().is_empty());
+}
+
+#[test]
+fn config_of_the_wrong_shape_is_a_config_error() {
+    let env = Env::new();
+    for text in [
+        "[1, 2]",
+        r#"{"aliases": {"x": "not a pair"}}"#,
+        r#"{"timeout": -5}"#,
+        r#"{"backends": {"b": {"program": "b", "typo_key": 1}}}"#,
+    ] {
+        env.write_config(text);
+        let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+        let err = assert_clean_failure(&out, 3);
+        assert!(err.contains("error: invalid config"), "{text}: {err}");
+    }
+}
+
+#[test]
+fn alias_with_an_unknown_provider_is_a_config_error() {
+    let env = Env::new();
+    env.write_config(r#"{"aliases": {"mine": ["nosuchprovider", "m"]}}"#);
+    let out = env.ai().args(["mine", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 3);
+    assert!(err.contains("unknown provider 'nosuchprovider'"), "{err}");
+}
+
+#[test]
+fn unknown_alias_suggests_the_closest() {
+    let env = Env::new();
+    let out = env.ai().args(["sonet", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 4);
+    assert!(err.contains("error: unknown model 'sonet'"), "{err}");
+    let hint = err.lines().find(|l| l.starts_with("hint: ")).unwrap_or("");
+    assert!(hint.contains("sonnet"), "{err}");
+    assert!(env.calls().is_empty());
+
+    let out = env.ai().args(["nosuchprov:model", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 4);
+    assert!(err.contains("unknown provider 'nosuchprov'"), "{err}");
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+
+    // echo replies with the prompt: 1 MiB of it cannot fit in a pipe, so the write fails.
+    let env = Env::new();
+    let input = env.path("big-input.txt");
+    std::fs::write(&input, crate::util::big_text(1024 * 1024)).unwrap();
+    let err_file = env.path("stderr.txt");
+    let mut child = env
+        .ai_std()
+        .arg("echo")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then closed: `| head -c1`
+    let status = crate::util::wait_with_guard(&mut child, crate::util::HANG);
+    let err = std::fs::read_to_string(&err_file).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.to_lowercase().contains("error"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn broken_pipe_while_streaming_stops_the_backend() {
+    use std::io::Read;
+    use std::process::Stdio;
+
+    let env = Env::new();
+    let pid_file = env.path("yes.pid");
+    env.script(
+        "codex",
+        &format!(
+            "echo $$ > '{}'\nwhile :; do echo 'an endless reply, line after line'; done\n",
+            pid_file.display()
+        ),
+    );
+    let err_file = env.path("stderr.txt");
+    let mut child = env
+        .ai_std()
+        .args(["codex", "go"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let status = crate::util::wait_with_guard(&mut child, crate::util::HANG);
+    let err = std::fs::read_to_string(&err_file).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.to_lowercase().contains("error"), "{err}");
+    let pid = crate::util::read_pid(&pid_file);
+    assert!(
+        crate::util::wait_gone(pid, std::time::Duration::from_secs(10)),
+        "the backend (pid {pid}) still runs"
+    );
+}
+
+#[test]
+fn backend_message_is_cleaned_of_control_sequences() {
+    let env = Env::new();
+    env.reply("codex", "");
+    env.stderr(
+        "codex",
+        "\x1b[31mfatal\x1b[0m: bad \x1b]0;evil title\x07request\n",
+    );
+    env.exit_code("codex", 1);
+    let out = env.ai().args(["codex", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(err.contains("fatal: bad request"), "{err:?}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+}
+
+#[test]
+fn huge_stderr_from_a_failing_backend_keeps_its_end() {
+    // More than a pipe holds: ai must keep reading stderr while it waits, and report the end.
+    let env = Env::new();
+    let mut noise = String::new();
+    for i in 0..40_000 {
+        noise.push_str(&format!("progress line {i}\n"));
+    }
+    noise.push_str("the real reason: disk full\n");
+    env.reply("gemini", "");
+    env.stderr("gemini", &noise);
+    env.exit_code("gemini", 1);
+    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(err.contains("the real reason: disk full"), "{err}");
+    assert!(!err.contains("progress line 0\n"), "only the end is kept");
+    assert!(
+        err.len() < 10_000,
+        "the message is bounded: {} bytes",
+        err.len()
+    );
+}
+
+#[test]
+fn claude_failing_silently() {
+    let env = Env::new();
+    env.reply("claude", "");
+    env.exit_code("claude", 1);
+    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let err = assert_clean_failure(&out, 1);
+    assert!(
+        err.contains("claude failed (exit code 1) and printed nothing"),
+        "{err}"
+    );
+}
