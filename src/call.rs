@@ -51,6 +51,8 @@ impl Ctx {
 struct Turn {
     route: Option<Route>,
     modes: Modes,
+    /// Print one JSON object instead of the raw reply.
+    json_out: bool,
     prompt: String,
     /// Title for a new chat (the prompt words, or the first line of the prompt).
     title: String,
@@ -77,8 +79,10 @@ pub(crate) fn run(
             "--no-chat cannot be used when continuing or starting a chat",
         ));
     }
+    // `--json` prints one JSON object; the `json` word also asks the backend for JSON.
+    let json_out = parsed.modes.json || args.json;
     let modes = Modes {
-        json: parsed.modes.json || args.json,
+        json: parsed.modes.json,
         yolo: parsed.modes.yolo || args.yolo,
     };
 
@@ -100,6 +104,7 @@ pub(crate) fn run(
     let turn = Turn {
         route: parsed.models.into_iter().next(),
         modes,
+        json_out,
         prompt,
         title,
     };
@@ -142,8 +147,9 @@ pub(crate) fn retry(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()
     };
     let turn = Turn {
         route,
+        json_out: args.json,
         modes: Modes {
-            json: args.json,
+            json: false,
             yolo: args.yolo,
         },
         prompt: String::new(),
@@ -175,12 +181,12 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
         return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
     }
     let started = Instant::now();
-    let mut sink = ReplySink::new(!turn.modes.json);
+    let mut sink = ReplySink::new(!turn.json_out);
     let outcome = backend::send(&req, &ctx.config, &mut sink, &ctx.ui)?;
     let usage = outcome.usage.clone();
     outcome.into_result()?;
     let reply = sink.finish()?;
-    if turn.modes.json {
+    if turn.json_out {
         print_json(
             &route,
             None,
@@ -321,7 +327,7 @@ fn chat_turn(
     let _defer = signal::Defer::start();
 
     let started = Instant::now();
-    let mut sink = ReplySink::new(!turn.modes.json);
+    let mut sink = ReplySink::new(!turn.json_out);
     let outcome = match backend::send(&req, &ctx.config, &mut sink, &ctx.ui) {
         Ok(o) => o,
         Err(e) => backend::Outcome {
@@ -399,7 +405,7 @@ fn chat_turn(
     match result {
         Ok(()) => {
             let reply = sink.finish()?;
-            if turn.modes.json {
+            if turn.json_out {
                 print_json(
                     &route,
                     Some(&id),

@@ -202,7 +202,8 @@ pub(crate) fn assemble(files: &[FileBlock], stdin: Option<&str>, words: &str) ->
     let mut parts: Vec<String> = Vec::new();
     for f in files {
         let body = f.text.strip_suffix('\n').unwrap_or(&f.text);
-        parts.push(format!("<file path=\"{}\">\n{body}\n</file>", f.shown));
+        let path = f.shown.replace('&', "&amp;").replace('"', "&quot;");
+        parts.push(format!("<file path=\"{path}\">\n{body}\n</file>"));
     }
     if let Some(s) = stdin {
         let s = s.trim_end_matches(['\n', '\r']);

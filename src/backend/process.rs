@@ -15,6 +15,9 @@ use crate::error::Error;
 use crate::output::{Sink, sanitize};
 use crate::signal::{self, ChildGroup};
 
+/// How long output pipes may stay open after the backend itself has exited.
+const LINGER: Duration = Duration::from_millis(500);
+
 /// Keep at most this much of a child's stderr (the end of it).
 const STDERR_KEEP: usize = 64 * 1024;
 
@@ -47,8 +50,12 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
                 let _ = pipe.write_all(text.as_bytes());
             });
         }
+        // Each reader holds a sender; when both are done the channel disconnects.
+        let (reading_tx, reading_rx) = mpsc::channel::<()>();
         let err_reader = child.stderr.take().map(|mut pipe| {
+            let reading = reading_tx.clone();
             scope.spawn(move || {
+                let _reading = reading;
                 let mut kept = Vec::new();
                 let mut buf = [0u8; 8192];
                 loop {
@@ -75,8 +82,18 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
                 signal::terminate_group(pid);
             }
         });
+        let mut out = child.stdout.take();
+        let waiter = scope.spawn(move || {
+            let status = child.wait();
+            // The backend is done. Something it left running in the background that still
+            // holds its stdout or stderr is stopped after a grace period, not waited for.
+            if let Err(mpsc::RecvTimeoutError::Timeout) = reading_rx.recv_timeout(LINGER) {
+                signal::terminate_group(pid);
+            }
+            status
+        });
 
-        if let Some(mut out) = child.stdout.take() {
+        if let Some(out) = out.as_mut() {
             let mut buf = vec![0u8; 16 * 1024];
             loop {
                 match out.read(&mut buf) {
@@ -99,9 +116,13 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
                 }
             }
         }
-        let status = child.wait();
-        drop(done_tx);
+        drop(out);
+        drop(reading_tx);
         let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
+        let status = waiter
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the wait for the backend failed")));
+        drop(done_tx);
         (status, stderr)
     });
     drop(group);

@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, HANG, drain, read_pid, wait_for_file, wait_gone, wait_with_guard};
+use crate::util::{Env, HANG, drain, read_pid, stdout, wait_for_file, wait_gone, wait_with_guard};
 
 /// The first chunk of a slow reply is on our stdout while the backend still runs: the fake
 /// prints it, then waits for a marker the test creates only after reading that chunk.
@@ -229,5 +229,43 @@ fn terminate_stops_the_backend() {
     assert!(
         wait_gone(fake, Duration::from_secs(10)),
         "the backend still runs"
+    );
+}
+
+/// A backend that exits while something it started in the background still holds its stdout:
+/// ai answers with what the backend printed and stops the leftover, instead of waiting for it.
+#[test]
+fn background_leftover_holding_stdout_is_not_waited_for() {
+    let env = Env::new();
+    let pid_file = env.path("leftover.pid");
+    env.script(
+        "gemini",
+        &format!(
+            "echo 'the answer'\n\"$SLEEP\" 30 &\necho $! > '{}'\n",
+            pid_file.display()
+        ),
+    );
+    let started = Instant::now();
+    let out = env
+        .ai()
+        .args(["--no-chat", "gemini", "hi"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        out.stdout.starts_with(b"the answer\n"),
+        "{:?}",
+        stdout(&out)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "waited {:?} for the background leftover",
+        started.elapsed()
+    );
+    let pid = read_pid(&pid_file);
+    assert!(
+        wait_gone(pid, Duration::from_secs(10)),
+        "the leftover (pid {pid}) still runs"
     );
 }
