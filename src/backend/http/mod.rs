@@ -135,6 +135,22 @@ pub(crate) fn path_segment(s: &str) -> String {
     out
 }
 
+/// `[{"role": "system"…}, {"role": "user"…}, …]`: the message array of OpenAI and Ollama.
+pub(crate) fn messages_with_system(req: &Request<'_>) -> Vec<Value> {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if let Some(system) = req.system {
+        messages.push(serde_json::json!({"role": "system", "content": system}));
+    }
+    for m in req.messages {
+        let role = match m.role {
+            crate::backend::Role::User => "user",
+            crate::backend::Role::Assistant => "assistant",
+        };
+        messages.push(serde_json::json!({"role": role, "content": m.content}));
+    }
+    messages
+}
+
 fn build(p: &Resolved, req: &Request<'_>) -> Built {
     let mut built = match p.protocol {
         Protocol::Openai | Protocol::Azure => openai::request(p, req, p.stream),

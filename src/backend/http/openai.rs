@@ -6,21 +6,11 @@ use serde_json::{Value, json};
 
 use super::provider::{Protocol, Resolved};
 use super::{Built, ErrorBody, Piece};
-use crate::backend::{Request, Role};
+use crate::backend::Request;
 use crate::chat::record::Usage;
 
 pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
-    let mut messages = Vec::new();
-    if let Some(system) = req.system {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for m in req.messages {
-        let role = match m.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        messages.push(json!({"role": role, "content": m.content}));
-    }
+    let messages = super::messages_with_system(req);
     let mut body = json!({"model": req.route.model, "messages": messages});
     body[&p.max_tokens_field] = json!(p.max_tokens);
     if stream {
