@@ -288,9 +288,10 @@ fn chat_turn(
     if win.left_out > 0 {
         let id = chat.as_ref().map_or("", |c| c.id.as_str());
         ctx.ui.notice(&format!(
-            "ai: {} older message{} of chat {id} not sent (window of {budget} estimated tokens; raise \"chat.window_tokens\" in config.json to send more)",
+            "ai: {} older message{} of chat {id} {} not sent (window of {budget} estimated tokens; raise \"chat.window_tokens\" in config.json to send more)",
             win.left_out,
-            if win.left_out == 1 { " was" } else { "s were" },
+            if win.left_out == 1 { "" } else { "s" },
+            if win.left_out == 1 { "was" } else { "were" },
         ));
     }
     let req = Request {

@@ -1,0 +1,13 @@
+//! Integration tests for persistent chats: the built `ai` binary, run hermetically (a temporary
+//! `AI_CLI_HOME` and `HOME`, a cleared environment, fake backend CLIs on the child's PATH only),
+//! checked by its exit codes, its outputs and the chat files it leaves.
+
+mod harness;
+
+mod concurrency;
+mod crash;
+mod grammar;
+mod legacy;
+mod manage;
+mod safety;
+mod window;
