@@ -21,3 +21,6 @@ mod files;
 mod process;
 #[path = "suite/prompts.rs"]
 mod prompts;
+
+/// Persistent chats (`tests/chat/`, with a harness of its own).
+mod chat;

@@ -92,7 +92,9 @@ fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Optio
         .unwrap_or(0);
     if is_legacy {
         let text = std::fs::read_to_string(path).ok()?;
-        let (header, records) = legacy::parse(id, &text, path).ok()?;
+        let Ok((header, records)) = legacy::parse(id, &text, path) else {
+            return Some(damaged(id, last_used));
+        };
         let (turns, model, first) = scan(records.iter());
         return Some(Summary {
             id: id.to_owned(),
@@ -119,7 +121,9 @@ fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Optio
     let mut lines = head.split(|&b| b == b'\n');
     let header: Header = match serde_json::from_slice::<Record>(lines.next()?) {
         Ok(Record::Chat(h)) => h,
-        _ => return None,
+        // Listed, not hidden: the user should learn the file needs a look.
+        _ if head.is_empty() => return None, // reserved this instant by a new call
+        _ => return Some(damaged(id, last_used)),
     };
     let head_records: Vec<Record> = lines
         .filter_map(|l| serde_json::from_slice(l).ok())
@@ -142,6 +146,18 @@ fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Optio
         title: header.title.or(first).unwrap_or_default(),
         legacy: false,
     })
+}
+
+/// The row of a chat whose file cannot be read.
+fn damaged(id: &str, last_used: u64) -> Summary {
+    Summary {
+        id: id.to_owned(),
+        model: None,
+        turns: 0,
+        last_used,
+        title: format!("(damaged file: `ai chat show {id}` says where)"),
+        legacy: false,
+    }
 }
 
 /// (last complete turn, last model, first user message) of records in file order.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::harness::{Env, SLOW_GEMINI, echo_reply, wait_for};
+use super::harness::{Env, SLOW_GEMINI, echo_reply, wait_for};
 
 #[test]
 fn twenty_turns_at_once_on_one_chat() {

@@ -1,6 +1,6 @@
 //! Crashes, torn writes, damaged files, Ctrl+C, and a delete racing a turn.
 
-use crate::harness::{Env, SLOW_GEMINI, echo_reply, message, signal, wait_for};
+use super::harness::{Env, SLOW_GEMINI, echo_reply, message, signal, wait_for};
 
 const TORN: &[u8] = br#"{"type":"message","ro"#;
 
@@ -252,7 +252,7 @@ fn gc_skips_a_chat_in_use() {
     let id = env.start("one");
     let turn = env.spawn(&["chat", &id, "gemini", "slow question"]);
     env.wait_started("gemini");
-    crate::harness::age(
+    super::harness::age(
         &env.chat_path(&id),
         std::time::Duration::from_secs(90 * 86_400),
     );

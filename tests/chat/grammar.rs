@@ -1,6 +1,6 @@
 //! Every way to start, continue and refuse a chat on the command line.
 
-use crate::harness::{
+use super::harness::{
     Env, RECORDING_CLAUDE, RECORDING_CODEX, echo_reply, generated_id, transcript,
 };
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{Env, echo_reply};
+use super::harness::{Env, echo_reply};
 
 const PYTHON_CHAT: &str = r#"{"chat_id":"ABC","model_alias":"echo","messages":[{"role":"user","content":"Hello","timestamp":"2025-01-01T10:00:00"},{"role":"assistant","content":"Hi there","timestamp":"2025-01-01T10:00:05"}],"created_at":"2025-01-01T10:00:00","updated_at":"2025-01-01T10:00:05"}"#;
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Env, FLAKY_GEMINI, age, echo_reply, transcript};
+use super::harness::{Env, FLAKY_GEMINI, age, echo_reply, transcript};
 
 /// The data rows of `ai chat list` (the header line checked and dropped).
 fn rows(stdout: &str) -> Vec<Vec<String>> {
@@ -312,4 +312,23 @@ fn a_failed_first_turn_is_kept_in_a_new_chat() {
     let msgs = env.messages(id);
     assert_eq!(msgs.len(), 2);
     assert_eq!((&msgs[0]["turn"], &msgs[1]["turn"]), (&1.into(), &1.into()));
+}
+
+#[test]
+fn list_shows_a_chat_with_a_damaged_header_instead_of_hiding_it() {
+    let env = Env::echo();
+    let good = env.start("a fine chat");
+    std::fs::create_dir_all(env.chats_dir()).unwrap();
+    std::fs::write(env.chats_dir().join("B4D.jsonl"), b"{not a header\n").unwrap();
+    let out = env.run(&["chat", "list"]).success();
+    assert!(out.stdout.contains(&good), "{}", out.stdout);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("B4D"))
+        .unwrap_or_else(|| panic!("B4D not listed:\n{}", out.stdout));
+    assert!(row.contains("damaged"), "{row}");
+    let shown = env.run(&["chat", "show", "B4D"]);
+    assert_eq!(shown.code, Some(3), "{}", shown.stderr);
+    assert!(shown.stderr.contains("line 1"), "{}", shown.stderr);
 }

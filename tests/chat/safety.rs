@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::harness::{Env, Out, header, message};
+use super::harness::{Env, Out, header, message};
 
 const TITLE_ESC: &str = "\u{1b}]0;evil\u{7}";
 const RED: &str = "\u{1b}[31m";

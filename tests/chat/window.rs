@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Env, RECORDING_CLAUDE, echo_reply, header, message, transcript};
+use super::harness::{Env, RECORDING_CLAUDE, echo_reply, header, message, transcript};
 
 /// A chat of `turns` exchanges, user `question N …` and assistant `answer N …`, each padded
 /// with `pad` characters.
