@@ -121,9 +121,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete chats (waits for a turn in progress on them)')
             [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a chat a title')
             [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Resend the prompt of a turn that failed')
+            [CompletionResult]::new('compact', 'compact', [CompletionResultType]::ParameterValue, 'Summarize all but the newest exchanges with the chat''s own model; the summary is sent in their place from then on (the messages stay on disk)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete chats not used for a while')
             [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Create an empty chat and print its ID (for scripts)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -138,6 +141,18 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;chat;show' {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of text')
+            [CompletionResult]::new('--stats', '--stats', [CompletionResultType]::ParameterName, 'Counts instead of messages: messages, estimated tokens, reported usage, models')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;export' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'format')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;import' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -171,6 +186,14 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'ai;chat;compact' {
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Exchanges to keep as they are')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once when the chat is in use')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'ai;chat;gc' {
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Age: a number and s, m, h, d or w (e.g. 30d)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Only print what would be deleted')
@@ -188,9 +211,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;chat;help' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete chats (waits for a turn in progress on them)')
             [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a chat a title')
             [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Resend the prompt of a turn that failed')
+            [CompletionResult]::new('compact', 'compact', [CompletionResultType]::ParameterValue, 'Summarize all but the newest exchanges with the chat''s own model; the summary is sent in their place from then on (the messages stay on disk)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete chats not used for a while')
             [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Create an empty chat and print its ID (for scripts)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -202,6 +228,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;chat;help;show' {
             break
         }
+        'ai;chat;help;export' {
+            break
+        }
+        'ai;chat;help;import' {
+            break
+        }
         'ai;chat;help;delete' {
             break
         }
@@ -209,6 +241,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat;help;retry' {
+            break
+        }
+        'ai;chat;help;compact' {
             break
         }
         'ai;chat;help;gc' {
@@ -269,9 +304,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;help;chat' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete chats (waits for a turn in progress on them)')
             [CompletionResult]::new('rename', 'rename', [CompletionResultType]::ParameterValue, 'Give a chat a title')
             [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Resend the prompt of a turn that failed')
+            [CompletionResult]::new('compact', 'compact', [CompletionResultType]::ParameterValue, 'Summarize all but the newest exchanges with the chat''s own model; the summary is sent in their place from then on (the messages stay on disk)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete chats not used for a while')
             [CompletionResult]::new('new', 'new', [CompletionResultType]::ParameterValue, 'Create an empty chat and print its ID (for scripts)')
             break
@@ -282,6 +320,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;help;chat;show' {
             break
         }
+        'ai;help;chat;export' {
+            break
+        }
+        'ai;help;chat;import' {
+            break
+        }
         'ai;help;chat;delete' {
             break
         }
@@ -289,6 +333,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;chat;retry' {
+            break
+        }
+        'ai;help;chat;compact' {
             break
         }
         'ai;help;chat;gc' {

@@ -40,14 +40,23 @@ _ai() {
             ai,reply)
                 cmd="ai__subcmd__reply"
                 ;;
+            ai__subcmd__chat,compact)
+                cmd="ai__subcmd__chat__subcmd__compact"
+                ;;
             ai__subcmd__chat,delete)
                 cmd="ai__subcmd__chat__subcmd__delete"
+                ;;
+            ai__subcmd__chat,export)
+                cmd="ai__subcmd__chat__subcmd__export"
                 ;;
             ai__subcmd__chat,gc)
                 cmd="ai__subcmd__chat__subcmd__gc"
                 ;;
             ai__subcmd__chat,help)
                 cmd="ai__subcmd__chat__subcmd__help"
+                ;;
+            ai__subcmd__chat,import)
+                cmd="ai__subcmd__chat__subcmd__import"
                 ;;
             ai__subcmd__chat,list)
                 cmd="ai__subcmd__chat__subcmd__list"
@@ -64,14 +73,23 @@ _ai() {
             ai__subcmd__chat,show)
                 cmd="ai__subcmd__chat__subcmd__show"
                 ;;
+            ai__subcmd__chat__subcmd__help,compact)
+                cmd="ai__subcmd__chat__subcmd__help__subcmd__compact"
+                ;;
             ai__subcmd__chat__subcmd__help,delete)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__delete"
+                ;;
+            ai__subcmd__chat__subcmd__help,export)
+                cmd="ai__subcmd__chat__subcmd__help__subcmd__export"
                 ;;
             ai__subcmd__chat__subcmd__help,gc)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__gc"
                 ;;
             ai__subcmd__chat__subcmd__help,help)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__help"
+                ;;
+            ai__subcmd__chat__subcmd__help,import)
+                cmd="ai__subcmd__chat__subcmd__help__subcmd__import"
                 ;;
             ai__subcmd__chat__subcmd__help,list)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__list"
@@ -112,11 +130,20 @@ _ai() {
             ai__subcmd__help,reply)
                 cmd="ai__subcmd__help__subcmd__reply"
                 ;;
+            ai__subcmd__help__subcmd__chat,compact)
+                cmd="ai__subcmd__help__subcmd__chat__subcmd__compact"
+                ;;
             ai__subcmd__help__subcmd__chat,delete)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__delete"
                 ;;
+            ai__subcmd__help__subcmd__chat,export)
+                cmd="ai__subcmd__help__subcmd__chat__subcmd__export"
+                ;;
             ai__subcmd__help__subcmd__chat,gc)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__gc"
+                ;;
+            ai__subcmd__help__subcmd__chat,import)
+                cmd="ai__subcmd__help__subcmd__chat__subcmd__import"
                 ;;
             ai__subcmd__help__subcmd__chat,list)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__list"
@@ -188,7 +215,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat)
-            opts="-F -q -h --file --dry-run --quiet --json --yolo --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list show delete rename retry gc new help"
+            opts="-F -q -h --file --dry-run --quiet --json --yolo --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -221,6 +248,28 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__chat__subcmd__compact)
+            opts="-h --keep --timeout --no-wait --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --keep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__chat__subcmd__delete)
             opts="-h --no-wait --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -228,6 +277,24 @@ _ai() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__chat__subcmd__export)
+            opts="-h --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "md json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -254,7 +321,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__help)
-            opts="list show delete rename retry gc new help"
+            opts="list show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -267,7 +334,35 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__chat__subcmd__help__subcmd__compact)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__chat__subcmd__help__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__chat__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -296,6 +391,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__chat__subcmd__help__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -368,6 +477,20 @@ _ai() {
         ai__subcmd__chat__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__chat__subcmd__import)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -468,7 +591,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__show)
-            opts="-h --json --help"
+            opts="-h --json --stats --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -538,8 +661,22 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__chat)
-            opts="list show delete rename retry gc new"
+            opts="list show export import delete rename retry compact gc new"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__chat__subcmd__compact)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -565,7 +702,35 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__help__subcmd__chat__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__help__subcmd__chat__subcmd__gc)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__chat__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -113,9 +113,12 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
             cand list 'List chats, most recently used first'
             cand show 'Show a chat''s messages'
+            cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
+            cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
             cand delete 'Delete chats (waits for a turn in progress on them)'
             cand rename 'Give a chat a title'
             cand retry 'Resend the prompt of a turn that failed'
+            cand compact 'Summarize all but the newest exchanges with the chat''s own model; the summary is sent in their place from then on (the messages stay on disk)'
             cand gc 'Delete chats not used for a while'
             cand new 'Create an empty chat and print its ID (for scripts)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -128,6 +131,16 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;chat;show'= {
             cand --json 'Print JSON instead of text'
+            cand --stats 'Counts instead of messages: messages, estimated tokens, reported usage, models'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;export'= {
+            cand --format 'format'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;import'= {
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -157,6 +170,13 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'ai;chat;compact'= {
+            cand --keep 'Exchanges to keep as they are'
+            cand --timeout 'Stop the backend after this many seconds'
+            cand --no-wait 'Fail at once when the chat is in use'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'ai;chat;gc'= {
             cand --older-than 'Age: a number and s, m, h, d or w (e.g. 30d)'
             cand --dry-run 'Only print what would be deleted'
@@ -172,9 +192,12 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;chat;help'= {
             cand list 'List chats, most recently used first'
             cand show 'Show a chat''s messages'
+            cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
+            cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
             cand delete 'Delete chats (waits for a turn in progress on them)'
             cand rename 'Give a chat a title'
             cand retry 'Resend the prompt of a turn that failed'
+            cand compact 'Summarize all but the newest exchanges with the chat''s own model; the summary is sent in their place from then on (the messages stay on disk)'
             cand gc 'Delete chats not used for a while'
             cand new 'Create an empty chat and print its ID (for scripts)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -183,11 +206,17 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;chat;help;show'= {
         }
+        &'ai;chat;help;export'= {
+        }
+        &'ai;chat;help;import'= {
+        }
         &'ai;chat;help;delete'= {
         }
         &'ai;chat;help;rename'= {
         }
         &'ai;chat;help;retry'= {
+        }
+        &'ai;chat;help;compact'= {
         }
         &'ai;chat;help;gc'= {
         }
@@ -237,9 +266,12 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;chat'= {
             cand list 'List chats, most recently used first'
             cand show 'Show a chat''s messages'
+            cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
+            cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
             cand delete 'Delete chats (waits for a turn in progress on them)'
             cand rename 'Give a chat a title'
             cand retry 'Resend the prompt of a turn that failed'
+            cand compact 'Summarize all but the newest exchanges with the chat''s own model; the summary is sent in their place from then on (the messages stay on disk)'
             cand gc 'Delete chats not used for a while'
             cand new 'Create an empty chat and print its ID (for scripts)'
         }
@@ -247,11 +279,17 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;help;chat;show'= {
         }
+        &'ai;help;chat;export'= {
+        }
+        &'ai;help;chat;import'= {
+        }
         &'ai;help;chat;delete'= {
         }
         &'ai;help;chat;rename'= {
         }
         &'ai;help;chat;retry'= {
+        }
+        &'ai;help;chat;compact'= {
         }
         &'ai;help;chat;gc'= {
         }

@@ -11,7 +11,10 @@ use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record};
 use crate::chat::store::{Chat, Store, Wait};
 use crate::chat::window;
 use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
+use crate::compact;
+use crate::config::Overflow;
 use crate::config::{Config, DEFAULT_WINDOW_TOKENS, Home, write_atomic_unsynced};
+use crate::context;
 use crate::error::{Error, Result};
 use crate::input;
 use crate::output::{self, ReplySink, Ui};
@@ -225,7 +228,13 @@ fn chat_turn(
         let Some(c) = chat.as_ref() else {
             return Err(Error::usage("nothing to retry"));
         };
-        match c.records.last() {
+        // The last turn's record (a summary written since does not count).
+        let last = c
+            .records
+            .iter()
+            .rev()
+            .find(|r| matches!(r, Record::Message(_) | Record::Pending(_)));
+        match last {
             Some(Record::Pending(p)) => {
                 turn.prompt = p.content.clone();
                 if turn.route.is_none() {
@@ -241,12 +250,10 @@ fn chat_turn(
             }
         }
     }
-    let route = match turn.route.take() {
-        Some(r) => r,
-        None => match chat.as_ref().and_then(|c| last_route(c, &ctx.config)) {
-            Some(r) => r,
-            None => default_route(&ctx.config)?,
-        },
+    let route = match (turn.route.take(), chat.as_ref()) {
+        (Some(r), _) => r,
+        (None, Some(c)) => chat_route(c, &ctx.config)?,
+        (None, None) => default_route(&ctx.config)?,
     };
 
     let system: Option<String> = match &chat {
@@ -272,18 +279,66 @@ fn chat_turn(
             .or_else(|| ctx.config.chat.system.clone()),
     };
 
+    // The model's context caps the window; a long history gets a warning, or the chat's
+    // `on_overflow` policy.
+    let context = context::tokens(&route, &ctx.config);
+    let budget = budget
+        .min(usize::try_from(context.saturating_mul(3) / 4).unwrap_or(usize::MAX))
+        .max(1);
+    if let Some(c) = chat.as_mut() {
+        let weight = weigh(c, system.as_deref(), &turn.prompt);
+        if weight * 100 > context * 85 {
+            match ctx.config.chat.on_overflow.unwrap_or_default() {
+                Overflow::Window => ctx.ui.warn(&overflow_warning(c, &route, weight, context)),
+                Overflow::Fail => {
+                    let e = Error::usage(format!(
+                        "chat {} is about {weight} tokens, {}% of the {context} that {} accepts",
+                        c.id,
+                        weight * 100 / context.max(1),
+                        route.label
+                    ))
+                    .hint(format!(
+                        "summarize it (ai chat compact {id}) and resend with ai chat retry {id}, or start a new chat",
+                        id = c.id
+                    ));
+                    if !args.dry_run {
+                        keep_pending(c, &turn.prompt, &route, &e, &ctx.ui)?;
+                    }
+                    return Err(e);
+                }
+                Overflow::Compact if !args.dry_run => {
+                    ctx.ui.notice(&format!(
+                        "ai: chat {} is about {weight} tokens, {}% of what {} accepts; summarizing older turns first",
+                        c.id,
+                        weight * 100 / context.max(1),
+                        route.label
+                    ));
+                    compact::run(ctx, c, &route, compact::DEFAULT_KEEP, timeout)?;
+                }
+                Overflow::Compact => {}
+            }
+        }
+    }
+    let summary = chat.as_ref().and_then(|c| c.header.summary.clone());
+    let through = summary.as_ref().map_or(0, |s| s.through_turn);
+    let system = compact::with_summary(system.as_deref(), summary.as_ref());
     let history: Vec<&MessageRec> = chat
         .as_ref()
-        .map(|c| c.messages().collect())
+        .map(|c| {
+            c.messages()
+                .filter(|m| m.turn.is_none_or(|t| t > through))
+                .collect()
+        })
         .unwrap_or_default();
     let unloaded = match &chat {
         Some(c) if !c.complete => history
             .first()
             .and_then(|m| m.turn)
-            .map_or(0, |t| 2 * t.saturating_sub(1) as usize),
+            .map_or(0, |t| 2 * t.saturating_sub(1 + through) as usize),
         _ => 0,
     };
     let win = window::select(&history, unloaded, system.as_deref(), &turn.prompt, budget);
+    let prior_weight = chat.as_ref().map_or(0, prior_tokens);
     let turn_no = chat.as_ref().map_or(0, |c| c.turns) + 1;
     if win.left_out > 0 {
         let id = chat.as_ref().map_or("", |c| c.id.as_str());
@@ -316,6 +371,7 @@ fn chat_turn(
                 model: Some(route.label.clone()),
                 system: system.clone(),
                 title: Some(turn.title.clone()).filter(|t| !t.is_empty()),
+                summary: None,
             };
             let name = match &target {
                 Target::New(name) => name.as_deref(),
@@ -354,6 +410,7 @@ fn chat_turn(
             turn: Some(turn),
             usage: None,
             ms: None,
+            history_tokens: None,
             interrupted: false,
         })
     };
@@ -366,6 +423,11 @@ fn chat_turn(
             turn: Some(turn_no),
             usage: outcome.usage.clone(),
             ms: Some(ms),
+            history_tokens: Some(
+                prior_weight
+                    + window::estimate(&turn_prompt(&req)) as u64
+                    + window::estimate(text) as u64,
+            ),
             interrupted,
         })
     };
@@ -445,9 +507,83 @@ fn chat_turn(
     }
 }
 
+/// Estimated tokens of the conversation since its latest summary, before this turn: the count
+/// kept on the newest reply written after that summary, plus any later messages.
+pub(crate) fn prior_tokens(chat: &Chat) -> u64 {
+    let summary = chat.header.summary.as_ref();
+    let through = summary.map_or(0, |s| s.through_turn);
+    let mut extra = 0u64;
+    for r in chat.records.iter().rev() {
+        let Record::Message(m) = r else { continue };
+        if m.turn.is_some_and(|t| t <= through) {
+            return extra;
+        }
+        // A count written before the latest summary still includes what it replaced.
+        let current = summary.is_none_or(|s| m.ts >= s.ts);
+        if let (Role::Assistant, Some(n), true) = (m.role, m.history_tokens, current) {
+            return n + extra;
+        }
+        extra += window::estimate(&m.content) as u64;
+    }
+    // Nothing counted in what was read: guess the rest from its size (JSON adds about a fifth).
+    extra
+        + if chat.complete {
+            0
+        } else {
+            chat.unread_bytes / 5
+        }
+}
+
+/// Estimated tokens a turn with everything since the summary would send.
+fn weigh(chat: &Chat, system: Option<&str>, prompt: &str) -> u64 {
+    let summary = chat.header.summary.as_ref();
+    let system = compact::with_summary(system, summary);
+    prior_tokens(chat)
+        + system.as_deref().map_or(0, window::estimate) as u64
+        + window::estimate(prompt) as u64
+}
+
+fn overflow_warning(chat: &Chat, route: &Route, weight: u64, context: u64) -> String {
+    let id = &chat.id;
+    format!(
+        "chat {id} is about {weight} estimated tokens, {}% of the {context} that {model} accepts. Your choices:\n  \
+         continue as is (older messages are left out of what is sent): nothing to do\n  \
+         summarize older turns into one message: ai chat compact {id}\n  \
+         start a new chat (this one is kept): ai {model} chat \"…\"",
+        weight * 100 / context.max(1),
+        model = route.label,
+    )
+}
+
+/// Save a prompt that was not sent, so `ai chat retry` can send it later.
+fn keep_pending(chat: &mut Chat, prompt: &str, route: &Route, e: &Error, ui: &Ui) -> Result<()> {
+    let rec = Record::Pending(PendingRec {
+        content: prompt.to_owned(),
+        ts: record::now(),
+        origin: Origin {
+            alias: Some(route.label.clone()),
+            provider: Some(route.provider.name().to_owned()),
+            model: Some(route.model.clone()),
+            effort: route.effort.clone(),
+        },
+        error: e.to_string(),
+    });
+    chat.append(&[rec], ui)?;
+    ui.notice(&format!("ai: the prompt is kept in chat {}", chat.id));
+    Ok(())
+}
+
 /// The new prompt of a request (its last message).
 fn turn_prompt(req: &Request<'_>) -> String {
     req.prompt().to_owned()
+}
+
+/// The route a chat's next turn takes when it names no model.
+pub(crate) fn chat_route(chat: &Chat, config: &Config) -> Result<Route> {
+    match last_route(chat, config) {
+        Some(r) => Ok(r),
+        None => default_route(config),
+    }
 }
 
 /// A chat's model for a turn that names none: the last one that answered (or was asked).

@@ -179,7 +179,18 @@ pub(crate) enum ChatAction {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Counts instead of messages: messages, estimated tokens, reported usage, models.
+        #[arg(long)]
+        stats: bool,
     },
+    /// Print a chat as Markdown or JSON (both import back unchanged).
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
+        format: ExportFormat,
+    },
+    /// Create a chat from an export (FILE, or - for standard input); prints its ID.
+    Import { file: String },
     /// Delete chats (waits for a turn in progress on them).
     Delete {
         #[arg(required = true, value_name = "ID")]
@@ -203,6 +214,20 @@ pub(crate) enum ChatAction {
         model: Option<String>,
         #[command(flatten)]
         call: CallArgs,
+    },
+    /// Summarize all but the newest exchanges with the chat's own model; the summary is sent in
+    /// their place from then on (the messages stay on disk).
+    Compact {
+        id: String,
+        /// Exchanges to keep as they are.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        keep: u64,
+        /// Stop the backend after this many seconds.
+        #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+        timeout: Option<Duration>,
+        /// Fail at once when the chat is in use.
+        #[arg(long)]
+        no_wait: bool,
     },
     /// Delete chats not used for a while.
     Gc {
@@ -243,6 +268,12 @@ pub(crate) fn parse_age(s: &str) -> std::result::Result<Duration, String> {
         _ => return Err(format!("'{s}' is not an age like 30d, 12h or 2w")),
     };
     Ok(Duration::from_secs(n.saturating_mul(secs)))
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum ExportFormat {
+    Md,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

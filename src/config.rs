@@ -129,6 +129,22 @@ pub(crate) struct ChatSettings {
     /// Estimated-token budget of the history sent with each turn (default 8000).
     #[serde(default)]
     pub(crate) window_tokens: Option<usize>,
+    /// What a turn does when the history passes 85% of the model's context.
+    #[serde(default)]
+    pub(crate) on_overflow: Option<Overflow>,
+}
+
+/// `chat.on_overflow`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Overflow {
+    /// Warn, and send the window as usual.
+    #[default]
+    Window,
+    /// Summarize older turns first (`ai chat compact`), then send.
+    Compact,
+    /// Refuse the turn (the prompt is kept as pending).
+    Fail,
 }
 
 /// Default `chat.window_tokens`.

@@ -7,7 +7,9 @@ mod call;
 mod chat;
 mod cli;
 mod commands;
+mod compact;
 mod config;
+mod context;
 mod error;
 mod input;
 mod output;
@@ -97,7 +99,9 @@ fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
     let ctx = call::Ctx::load(top.quiet)?;
     match action {
         ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
-        ChatAction::Show { id, json } => chat::show(&ctx, &id, json),
+        ChatAction::Show { id, json, stats } => chat::show(&ctx, &id, json, stats),
+        ChatAction::Export { id, format } => commands::export::export(&ctx, &id, format),
+        ChatAction::Import { file } => commands::export::import(&ctx, &file),
         ChatAction::Delete { ids, no_wait } => chat::delete(&ctx, &ids, no_wait || top.no_wait),
         ChatAction::Rename { id, title } => chat::rename(&ctx, &id, &title.join(" ")),
         ChatAction::Gc {
@@ -109,6 +113,18 @@ fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
             system,
             name,
         } => chat::new(&ctx, model.as_deref(), system.as_deref(), name.as_deref()),
+        ChatAction::Compact {
+            id,
+            keep,
+            timeout,
+            no_wait,
+        } => compact::command(
+            &ctx,
+            &id,
+            keep,
+            timeout.or(top.timeout),
+            no_wait || top.no_wait,
+        ),
         ChatAction::Retry { .. } => Ok(()),
     }
 }

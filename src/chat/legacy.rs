@@ -55,6 +55,7 @@ pub(crate) fn parse(id: &str, text: &str, path: &Path) -> Result<(Header, Vec<Re
         model: chat.model_alias,
         system: None,
         title: None,
+        summary: None,
     };
     let mut records = Vec::new();
     let mut turn = 0u64;
@@ -105,6 +106,7 @@ fn message(role: Role, m: LegacyMessage, turn: u64, origin: &Origin, created: &s
         turn: Some(turn),
         usage: None,
         ms: None,
+        history_tokens: None,
         interrupted: false,
     })
 }

@@ -18,6 +18,10 @@ pub(crate) struct Header {
     pub(crate) system: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) title: Option<String>,
+    /// The latest summary (also kept as a record): here so a turn finds it without reading
+    /// the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) summary: Option<SummaryRec>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -65,6 +69,10 @@ pub(crate) struct MessageRec {
     /// Milliseconds the backend took (assistant messages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ms: Option<u64>,
+    /// Estimated tokens of the conversation through this message, since the latest summary
+    /// (assistant messages): lets a turn weigh a long chat without reading all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) history_tokens: Option<u64>,
     /// The reply was cut short (Ctrl+C, a dropped stream, a closed stdout).
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) interrupted: bool,
@@ -133,6 +141,7 @@ mod tests {
             model: Some("sonnet".into()),
             system: None,
             title: None,
+            summary: None,
         });
         let l = line(&h);
         assert!(l.starts_with(r#"{"type":"chat","v":1,"id":"K7Q""#), "{l}");

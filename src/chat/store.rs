@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use super::legacy;
-use super::record::{self, Header, MessageRec, Record, Role};
+use super::record::{self, Header, MessageRec, Record, Role, SummaryRec};
 use crate::config::create_private_dir;
 use crate::error::{Error, Result};
 use crate::output::Ui;
@@ -40,6 +40,8 @@ pub(crate) struct Chat {
     pub(crate) complete: bool,
     /// The number of the last complete exchange.
     pub(crate) turns: u64,
+    /// Bytes of records before those in `records` (not read: see `complete`).
+    pub(crate) unread_bytes: u64,
     /// Where the intact part of the file ends, when an interrupted write left a torn tail.
     torn_at: Option<u64>,
     /// A legacy `<ID>.json` to remove once the converted file is written.
@@ -150,6 +152,7 @@ impl Store {
                         records: Vec::new(),
                         complete: true,
                         turns: 0,
+                        unread_bytes: 0,
                         torn_at: None,
                         legacy: None,
                         legacy_prefix: None,
@@ -243,6 +246,7 @@ impl Store {
             records,
             complete: true,
             turns,
+            unread_bytes: 0,
             torn_at: None,
             legacy: Some(path.to_owned()),
             legacy_prefix: Some(prefix),
@@ -416,6 +420,8 @@ fn load(
                             records: body.records,
                             complete: body.complete,
                             turns: body.turns,
+                            unread_bytes: (from + body.stopped_at as u64)
+                                .saturating_sub(body_start),
                             torn_at: body.torn_at,
                         };
                     }
@@ -442,6 +448,7 @@ fn load(
         records: parsed.records,
         complete: parsed.complete,
         turns: parsed.turns,
+        unread_bytes: parsed.unread_bytes,
         torn_at: parsed.torn_at,
         legacy: None,
         legacy_prefix: None,
@@ -453,6 +460,8 @@ pub(crate) struct Parsed {
     pub(crate) records: Vec<Record>,
     pub(crate) complete: bool,
     pub(crate) turns: u64,
+    /// Bytes of records before the first one read.
+    pub(crate) unread_bytes: u64,
     pub(crate) torn_at: Option<u64>,
 }
 
@@ -506,6 +515,7 @@ pub(crate) fn parse(bytes: &[u8], need_chars: Option<usize>, path: &Path) -> Res
             records: b.records,
             complete: b.complete,
             turns: b.turns,
+            unread_bytes: b.stopped_at as u64,
             torn_at: b.torn_at,
         }),
         Err((pos, why)) => {
@@ -526,6 +536,8 @@ struct Body {
     /// `need_chars` of content was reached.
     enough: bool,
     turns: u64,
+    /// Where in the buffer reading stopped (the start of the oldest record read).
+    stopped_at: usize,
     torn_at: Option<u64>,
 }
 
@@ -620,6 +632,7 @@ fn parse_body(
         complete,
         enough,
         turns,
+        stopped_at: pos,
         torn_at,
     })
 }
@@ -665,11 +678,45 @@ impl Chat {
     /// rename. The new file is locked before it takes the chat's name and becomes this chat's
     /// file, so the lock is never let go and later appends land in it (not in the replaced one).
     pub(crate) fn rewrite_header(&mut self, header: Header) -> Result<()> {
+        self.rewrite(header, &[])
+    }
+
+    /// Record a summary: it goes into the header (where turns find it at once) and, as a
+    /// record, after the messages it stands for. One atomic replace of the file.
+    pub(crate) fn add_summary(&mut self, summary: SummaryRec) -> Result<()> {
+        let mut header = self.header.clone();
+        header.summary = Some(summary.clone());
+        let rec = Record::Summary(summary);
+        self.rewrite(header, std::slice::from_ref(&rec))?;
+        self.records.push(rec);
+        Ok(())
+    }
+
+    /// Read every record (a turn may have read only the tail); the lock stays held.
+    pub(crate) fn load_all(&mut self) -> Result<()> {
+        if self.complete {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        self.file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| self.file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io("read", &self.path, e))?;
+        let parsed = parse(&bytes, None, &self.path)?;
+        self.records = parsed.records;
+        self.complete = true;
+        self.unread_bytes = 0;
+        Ok(())
+    }
+
+    /// Replace the file: `header`, every record, then `extra`.
+    fn rewrite(&mut self, header: Header, extra: &[Record]) -> Result<()> {
         let head = record::line(&Record::Chat(header.clone()));
+        let tail: String = extra.iter().map(record::line).collect();
         if let Some(legacy_path) = self.legacy.take() {
             let prefix = self.legacy_prefix.take().unwrap_or_default();
             let body = prefix.split_once('\n').map_or("", |(_, rest)| rest);
-            self.replace_locked(format!("{head}{body}").as_bytes())?;
+            self.replace_locked(format!("{head}{body}{tail}").as_bytes())?;
             fs::remove_file(&legacy_path).map_err(|e| Error::io("remove", &legacy_path, e))?;
             self.header = header;
             return Ok(());
@@ -692,7 +739,9 @@ impl Chat {
             .max(body_start);
         let mut text = head.into_bytes();
         text.extend_from_slice(&bytes[body_start..body_end]);
+        text.extend_from_slice(tail.as_bytes());
         self.replace_locked(&text)?;
+        self.torn_at = None;
         self.header = header;
         Ok(())
     }

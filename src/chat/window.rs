@@ -84,6 +84,7 @@ mod tests {
             turn: None,
             usage: None,
             ms: None,
+            history_tokens: None,
             interrupted: false,
         }
     }

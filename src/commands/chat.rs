@@ -203,7 +203,7 @@ fn ago(d: Duration) -> String {
     }
 }
 
-fn existing(ctx: &Ctx, id: &str) -> Result<String> {
+pub(crate) fn existing(ctx: &Ctx, id: &str) -> Result<String> {
     store::check_id(id)?;
     ctx.store.find(id).ok_or_else(|| {
         Error::not_found(format!("no chat '{id}'")).hint("`ai chat list` shows your chats")
@@ -211,7 +211,7 @@ fn existing(ctx: &Ctx, id: &str) -> Result<String> {
 }
 
 /// Read a whole chat (header and every record), checking every line.
-fn read_all(ctx: &Ctx, id: &str) -> Result<(Header, Vec<Record>)> {
+pub(crate) fn read_all(ctx: &Ctx, id: &str) -> Result<(Header, Vec<Record>)> {
     let jsonl = ctx.store.dir.join(format!("{id}.jsonl"));
     match std::fs::read(&jsonl) {
         Ok(bytes) => {
@@ -227,9 +227,12 @@ fn read_all(ctx: &Ctx, id: &str) -> Result<(Header, Vec<Record>)> {
     }
 }
 
-pub(crate) fn show(ctx: &Ctx, id: &str, json: bool) -> Result<()> {
+pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
     let id = existing(ctx, id)?;
     let (header, records) = read_all(ctx, &id)?;
+    if stats {
+        return show_stats(&header, &records, json);
+    }
     if json {
         #[derive(Serialize)]
         struct Shown<'a> {
@@ -297,6 +300,109 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool) -> Result<()> {
         }
     }
     output::print_stdout(&out)
+}
+
+#[derive(Serialize, Default)]
+struct Stats {
+    id: String,
+    messages: usize,
+    turns: u64,
+    /// Estimated tokens of every message on disk.
+    estimated_tokens: u64,
+    /// Estimated tokens of what a full send would hold: system, latest summary, later messages.
+    estimated_tokens_sent_in_full: u64,
+    /// Token counts reported by providers, summed.
+    usage_input: u64,
+    usage_output: u64,
+    /// Messages per model (the alias they were sent with).
+    models: std::collections::BTreeMap<String, usize>,
+    summaries: usize,
+    pending: usize,
+    interrupted: usize,
+}
+
+/// `ai chat show ID --stats`.
+fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
+    use crate::chat::window::estimate;
+    let through = header.summary.as_ref().map_or(0, |s| s.through_turn);
+    let mut st = Stats {
+        id: header.id.clone(),
+        ..Stats::default()
+    };
+    let mut in_full =
+        crate::compact::with_summary(header.system.as_deref(), header.summary.as_ref())
+            .map_or(0, |s| estimate(&s)) as u64;
+    for r in records {
+        match r {
+            Record::Message(m) => {
+                st.messages += 1;
+                let est = estimate(&m.content) as u64;
+                st.estimated_tokens += est;
+                if m.turn.is_none_or(|t| t > through) {
+                    in_full += est;
+                }
+                st.turns = st.turns.max(m.turn.unwrap_or(0));
+                if let Some(u) = &m.usage {
+                    st.usage_input += u.input.unwrap_or(0);
+                    st.usage_output += u.output.unwrap_or(0);
+                }
+                if m.role == Role::Assistant {
+                    let who = m
+                        .origin
+                        .alias
+                        .clone()
+                        .or_else(|| m.origin.model.clone())
+                        .unwrap_or_else(|| "?".into());
+                    *st.models.entry(sanitize(&who)).or_default() += 1;
+                }
+                st.interrupted += usize::from(m.interrupted);
+            }
+            Record::Pending(_) => st.pending += 1,
+            Record::Summary(_) => st.summaries += 1,
+            Record::Chat(_) | Record::Unknown => {}
+        }
+    }
+    st.estimated_tokens_sent_in_full = in_full;
+    if json {
+        let mut text =
+            serde_json::to_string_pretty(&st).map_err(|e| Error::backend(e.to_string()))?;
+        text.push('\n');
+        return output::print_stdout(&text);
+    }
+    let models: Vec<String> = st
+        .models
+        .iter()
+        .map(|(m, n)| format!("{m} ({n})"))
+        .collect();
+    let text = format!(
+        "chat {}\nmessages: {} in {} turns ({} interrupted, {} prompts waiting for retry)\n\
+         estimated tokens: {} on disk, {} in a full send{}\n\
+         provider-reported usage: {} in, {} out\nmodels: {}\n",
+        st.id,
+        st.messages,
+        st.turns,
+        st.interrupted,
+        st.pending,
+        st.estimated_tokens,
+        st.estimated_tokens_sent_in_full,
+        if st.summaries > 0 {
+            format!(
+                " (after {} summar{})",
+                st.summaries,
+                if st.summaries == 1 { "y" } else { "ies" }
+            )
+        } else {
+            String::new()
+        },
+        st.usage_input,
+        st.usage_output,
+        if models.is_empty() {
+            "-".to_owned()
+        } else {
+            models.join(", ")
+        },
+    );
+    output::print_stdout(&text)
 }
 
 fn short_ts(ts: &str) -> String {
@@ -432,6 +538,7 @@ pub(crate) fn new(
             .map(str::to_owned)
             .or_else(|| ctx.config.chat.system.clone()),
         title: None,
+        summary: None,
     };
     let chat = ctx.store.create(name, header)?;
     output::print_stdout(&format!("{}\n", chat.id))

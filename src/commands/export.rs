@@ -1,0 +1,180 @@
+//! `ai chat export ID --format md|json` and `ai chat import FILE`: a chat out and back in,
+//! unchanged. JSON is the `chat show --json` document; Markdown reads as a transcript and keeps
+//! each record's fields in a marker line whose tag no message contains, so it imports exactly.
+
+use std::io::Read;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::call::Ctx;
+use crate::chat::record::{Header, Record, Role};
+use crate::chat::store;
+use crate::cli::ExportFormat;
+use crate::error::{Error, Result};
+use crate::output;
+
+/// The JSON form of a whole chat.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Document {
+    #[serde(flatten)]
+    pub(crate) header: Header,
+    pub(crate) records: Vec<Record>,
+}
+
+pub(crate) fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<()> {
+    let id = super::chat::existing(ctx, id)?;
+    let (header, records) = super::chat::read_all(ctx, &id)?;
+    let doc = Document { header, records };
+    let text = match format {
+        ExportFormat::Json => {
+            let mut t =
+                serde_json::to_string_pretty(&doc).map_err(|e| Error::backend(e.to_string()))?;
+            t.push('\n');
+            t
+        }
+        ExportFormat::Md => markdown(&doc),
+    };
+    output::print_stdout(&text)
+}
+
+/// Markdown: a heading per message; `<!-- ai-TAG {fields} -->` before each carries the rest.
+fn markdown(doc: &Document) -> String {
+    let tag = tag_for(doc);
+    // `-->` would end the HTML comment early in a renderer; JSON can spell `>` as \u003e.
+    let head = serde_json::to_string(&doc.header)
+        .unwrap_or_default()
+        .replace("-->", "--\\u003e");
+    let title = doc
+        .header
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("Chat {}", doc.header.id));
+    let mut out = format!("<!-- ai-chat {tag} {head} -->\n# {}\n", one_line(&title));
+    for r in &doc.records {
+        let (heading, content) = match r {
+            Record::Message(m) => {
+                let who = match m.role {
+                    Role::User => "You".to_owned(),
+                    Role::Assistant => one_line(m.origin.alias.as_deref().unwrap_or("Assistant")),
+                };
+                let mark = if m.interrupted { " (interrupted)" } else { "" };
+                (format!("### {who}{mark} · {}", m.ts), m.content.as_str())
+            }
+            Record::Pending(p) => (
+                format!("### You (not answered: {}) · {}", one_line(&p.error), p.ts),
+                p.content.as_str(),
+            ),
+            Record::Summary(s) => (
+                format!("### Summary of turns 1–{} · {}", s.through_turn, s.ts),
+                s.content.as_str(),
+            ),
+            Record::Chat(_) | Record::Unknown => continue,
+        };
+        let mut meta = serde_json::to_value(r).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut meta {
+            m.remove("content");
+        }
+        let meta = meta.to_string().replace("-->", "--\\u003e");
+        out.push_str(&format!(
+            "\n<!-- ai-{tag} {meta} -->\n{heading}\n\n{content}\n"
+        ));
+    }
+    out
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// 8 hex digits found in no message, header or heading.
+fn tag_for(doc: &Document) -> String {
+    let all = serde_json::to_string(doc).unwrap_or_default();
+    let mut n: u32 = 0x9e37_79b9 ^ (all.len() as u32);
+    loop {
+        let tag = format!("{n:08x}");
+        if !all.contains(&tag) {
+            return tag;
+        }
+        n = n.wrapping_mul(0x0100_0193).wrapping_add(1);
+    }
+}
+
+/// Read a Markdown export back.
+fn parse_markdown(text: &str) -> std::result::Result<Document, String> {
+    let first = text.lines().next().unwrap_or("");
+    let rest = first
+        .strip_prefix("<!-- ai-chat ")
+        .ok_or("the first line is not an ai chat marker")?;
+    let (tag, json) = rest.split_once(' ').ok_or("the first line has no tag")?;
+    let json = json
+        .strip_suffix(" -->")
+        .ok_or("the first line is not a closed comment")?;
+    let header: Header = serde_json::from_str(json).map_err(|e| format!("the chat header: {e}"))?;
+    let marker = format!("\n<!-- ai-{tag} ");
+    let mut records = Vec::new();
+    let mut parts = text.split(&marker);
+    parts.next(); // the header and title
+    for (i, part) in parts.enumerate() {
+        let (meta, body) = part
+            .split_once(" -->\n")
+            .ok_or(format!("record {}: unclosed marker", i + 1))?;
+        // The heading line, a blank line, then the content (which ends where the next marker
+        // began, less the newline written after it).
+        let (_, after) = body
+            .split_once('\n')
+            .ok_or(format!("record {}: no heading", i + 1))?;
+        let content = after
+            .strip_prefix('\n')
+            .ok_or(format!("record {}: no blank line after the heading", i + 1))?;
+        let content = content.strip_suffix('\n').unwrap_or(content);
+        let mut v: Value =
+            serde_json::from_str(meta).map_err(|e| format!("record {}: {e}", i + 1))?;
+        if let Value::Object(m) = &mut v {
+            m.insert("content".into(), Value::String(content.to_owned()));
+        }
+        records.push(serde_json::from_value(v).map_err(|e| format!("record {}: {e}", i + 1))?);
+    }
+    Ok(Document { header, records })
+}
+
+/// `ai chat import FILE` (or `-` for stdin): a new chat from an export. It keeps its ID when
+/// that is free, else gets a new one; the ID is printed.
+pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
+    let text = if file == "-" {
+        let mut t = String::new();
+        std::io::stdin()
+            .read_to_string(&mut t)
+            .map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
+        t
+    } else {
+        std::fs::read_to_string(file)
+            .map_err(|e| Error::usage(format!("cannot read {file}: {e}")))?
+    };
+    let doc = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<Document>(&text).map_err(|e| e.to_string())
+    } else {
+        parse_markdown(&text)
+    }
+    .map_err(|why| {
+        Error::usage(format!("{file} is not a chat export: {why}"))
+            .hint("import what `ai chat export ID --format json` or `--format md` wrote")
+    })?;
+    let wanted = doc.header.id.clone();
+    let free = store::valid_id(&wanted)
+        && !store::RESERVED_NAMES.contains(&wanted.as_str())
+        && ctx.store.find(&wanted).is_none();
+    let name = free.then_some(wanted.as_str());
+    let mut chat = match name {
+        Some(n) => ctx.store.create(Some(n), doc.header.clone()),
+        None => ctx.store.create(None, doc.header.clone()),
+    }?;
+    if chat.id != wanted {
+        ctx.ui.notice(&format!(
+            "ai: chat {wanted} exists already; imported as {}",
+            chat.id
+        ));
+    }
+    chat.append(&doc.records, &ctx.ui)?;
+    output::print_stdout(&format!("{}\n", chat.id))
+}
