@@ -164,7 +164,12 @@ fn build(p: &Resolved, req: &Request<'_>) -> Built {
 
 fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
     let env = Env::load(config);
-    let p = provider::resolve(req.route.provider.name(), config, &env)?;
+    let mut p = provider::resolve(req.route.provider.name(), config, &env)?;
+    // `--timeout` (the only way `req.timeout` differs from the global setting) wins over the
+    // provider's own "timeout".
+    if req.timeout != config.timeout {
+        p.timeout = req.timeout;
+    }
     if p.key_required && p.key.is_none() {
         return Err(
             Error::config(format!("no API key for {}", p.name)).hint(format!(
@@ -347,12 +352,16 @@ fn exchange(
             && let Some(delay) = delay
         {
             attempt += 1;
-            ui.notice(&format!(
-                "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
-                p.name,
-                failure.short(),
-                delay.as_secs_f64(),
-                p.retries
+            // The error text comes from the server, which may echo the key.
+            ui.notice(&redact(
+                &format!(
+                    "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
+                    p.name,
+                    failure.short(),
+                    delay.as_secs_f64(),
+                    p.retries
+                ),
+                p,
             ));
             std::thread::sleep(delay);
             continue;
@@ -481,12 +490,17 @@ fn read_reply(
 
 fn broken(p: &Resolved, e: std::io::Error, printed: bool) -> ReadError {
     if printed {
+        let what = if is_timeout(&e) {
+            format!(
+                "the reply from {} took longer than {}",
+                p.name,
+                crate::backend::process::human_duration(p.timeout)
+            )
+        } else {
+            format!("the connection to {} broke mid-answer: {e}", p.name)
+        };
         ReadError::AfterText(
-            Error::backend(format!(
-                "the connection to {} broke mid-answer: {e}",
-                p.name
-            ))
-            .hint("what arrived is kept in the chat, marked interrupted"),
+            Error::backend(what).hint("what arrived is kept in the chat, marked interrupted"),
         )
     } else {
         ReadError::BeforeText(Box::new(Failure::Io(e)))
@@ -578,6 +592,7 @@ impl Failure {
     fn into_error(self, p: &Resolved, model: &str) -> Error {
         let e = match self {
             Failure::Transport(e) => transport_error(p, e),
+            Failure::Io(e) if is_timeout(&e) => timeout_error(p),
             Failure::Io(e) => Error::backend(format!("the connection to {} failed: {e}", p.name))
                 .hint(format!(
                     "check the network and the base URL ({})",
@@ -654,12 +669,7 @@ fn transport_error(p: &Resolved, e: ureq::Error) -> Error {
                 "check the base URL (from {}) and the network",
                 p.base_from
             )),
-        ureq::Error::Timeout(_) => Error::backend(format!(
-            "no answer from {} within {}",
-            p.name,
-            crate::backend::process::human_duration(p.timeout)
-        ))
-        .hint("allow longer with --timeout SECS, or \"timeout\" in config.json"),
+        ureq::Error::Timeout(_) => timeout_error(p),
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             Error::backend(format!("cannot connect to {base}: connection refused")).hint(format!(
                 "is the server running? The base URL comes from {}",
@@ -670,6 +680,23 @@ fn transport_error(p: &Resolved, e: ureq::Error) -> Error {
             format!("check the network and the base URL ({})", p.base_from),
         ),
     }
+}
+
+fn timeout_error(p: &Resolved) -> Error {
+    Error::backend(format!(
+        "no answer from {} within {}",
+        p.name,
+        crate::backend::process::human_duration(p.timeout)
+    ))
+    .hint("allow longer with --timeout SECS, or \"timeout\" in config.json")
+}
+
+/// A timeout while the body is read reaches us as an `io::Error` wrapping ureq's own error.
+fn is_timeout(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
 fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Error {

@@ -1,0 +1,13 @@
+//! Integration tests of the HTTP providers against a scripted local server: the exact requests,
+//! streaming and usage, every kind of failure, secrets, rate limits, configuration, `ai init`
+//! and `ai list`. Nothing leaves 127.0.0.1.
+
+mod config;
+mod faults;
+mod harness;
+mod init;
+mod ratelimit;
+mod requests;
+mod secrets;
+mod server;
+mod streams;

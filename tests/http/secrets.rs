@@ -1,0 +1,116 @@
+//! The key never leaks: `--dry-run` shows `***`, `--json` and errors never carry it. (Every
+//! call made through `Env::run` also checks stdout, stderr and every file under AI_CLI_HOME.)
+
+use crate::harness::*;
+use crate::server::{Reply, Server};
+
+#[test]
+fn dry_run_hides_the_key_for_every_provider() {
+    let s = Server::start(vec![]);
+    for (provider, header) in [
+        ("openai", "Authorization: Bearer ***"),
+        ("openrouter", "Authorization: Bearer ***"),
+        ("glm", "Authorization: Bearer ***"),
+        ("anthropic", "x-api-key: ***"),
+        ("gemini-api", "x-goog-api-key: ***"),
+        ("azure", "api-key: ***"),
+    ] {
+        let env = Env::for_provider(provider, &s);
+        let out = env.run(&[
+            "--dry-run",
+            "--system",
+            "be brief",
+            &format!("{provider}:m"),
+            "hi",
+        ]);
+        out.ok();
+        assert!(out.stdout.starts_with("POST http://127.0.0.1:"), "{out:#?}");
+        assert!(
+            out.stdout.lines().any(|l| l == header),
+            "{provider}: no line {header:?} in {}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("be brief"), "{out:#?}");
+        assert!(env.chats().is_empty(), "a dry run saves nothing");
+    }
+    assert!(s.requests().is_empty(), "a dry run sends nothing");
+}
+
+#[test]
+fn dry_run_shows_the_request_that_would_be_sent() {
+    let s = Server::start(vec![]);
+    let env = Env::for_provider("anthropic", &s);
+    let out = env.run(&[
+        "--dry-run",
+        "--system",
+        "be brief",
+        "anthropic:claude-test",
+        "hi",
+    ]);
+    out.ok();
+    let first = out.stdout.lines().next().unwrap_or("");
+    assert_eq!(first, format!("POST {}/v1/messages", s.url()));
+    assert!(
+        out.stdout.contains("anthropic-version: 2023-06-01"),
+        "{out:#?}"
+    );
+    let body = &out.stdout[out.stdout.find("\n\n").expect("blank line") + 2..];
+    let v: serde_json::Value = serde_json::from_str(body.trim()).expect("body is JSON");
+    assert_eq!(v["system"], "be brief");
+    assert_eq!(v["max_tokens"], 4096);
+}
+
+#[test]
+fn dry_run_hides_a_key_in_a_custom_header() {
+    let s = Server::start(vec![]);
+    let mut env = Env::new();
+    env.set("LMSTUDIO_KEY", KEY);
+    env.write_config(&format!(
+        r#"{{"providers":{{"lmstudio":{{"base_url":"{}/v1","api_key_env":"LMSTUDIO_KEY","headers":{{"X-Also-Key":"${{LMSTUDIO_KEY}}"}}}}}}}}"#,
+        s.url()
+    ));
+    let out = env.run(&["--dry-run", "lmstudio:qwen", "hi"]);
+    out.ok();
+    assert!(out.stdout.contains("X-Also-Key: ***"), "{out:#?}");
+}
+
+#[test]
+fn json_output_and_chat_hold_no_key() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream("the key is not here", 1, 1)])]);
+    let env = Env::for_provider("openai", &s);
+    let out = env.run(&["--json", "openai:gpt-test", "hi"]);
+    out.ok();
+    assert_eq!(out.json()["reply"], "the key is not here");
+    // Env::run has already scanned stdout, stderr and every file under AI_CLI_HOME.
+    assert!(!env.chats().is_empty());
+}
+
+#[test]
+fn an_echoed_key_in_a_stream_error_is_hidden() {
+    let s = Server::start(vec![Reply::sse(&[
+        &oa_text("x"),
+        &data(&format!(
+            r#"{{"error":{{"message":"key {KEY} was revoked","code":401}}}}"#
+        )),
+    ])]);
+    let env = Env::for_provider("openai", &s);
+    let out = env.run(&["openai:gpt-test", "hi"]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    assert!(out.error().contains("***"), "{out:#?}");
+}
+
+#[test]
+fn an_echoed_key_in_a_retried_error_is_hidden() {
+    // The retry notice shows the error too.
+    let s = Server::start(vec![
+        Reply::sse(&[&data(&format!(
+            r#"{{"error":{{"message":"overloaded, key {KEY}","type":"overloaded_error"}}}}"#
+        ))]),
+        Reply::sse(&[&oa_stream("fine", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env.run(&["openai:gpt-test", "hi"]);
+    out.ok();
+    assert_eq!(s.requests().len(), 2);
+    assert!(out.stderr.contains("retrying"), "{out:#?}");
+}
