@@ -125,25 +125,47 @@ fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Optio
         _ if head.is_empty() => return None, // reserved this instant by a new call
         _ => return Some(damaged(id, last_used)),
     };
-    let head_records: Vec<Record> = lines
-        .filter_map(|l| serde_json::from_slice(l).ok())
-        .collect();
-    let tail_records: Vec<Record> = if tail.is_empty() {
-        Vec::new()
-    } else {
-        // The first line of the tail chunk is usually cut: parsing skips it.
-        tail.split(|&b| b == b'\n')
-            .filter_map(|l| serde_json::from_slice(l).ok())
-            .collect()
+    // Parse only what the row needs: the first prompt (when untitled) and the last reply.
+    let body: Vec<&[u8]> = lines.collect();
+    let title = match header.title {
+        Some(t) => t,
+        None => body
+            .iter()
+            .find_map(|l| match serde_json::from_slice::<Record>(l) {
+                Ok(Record::Message(m)) if m.role == Role::User => Some(m.content),
+                _ => None,
+            })
+            .unwrap_or_default(),
     };
-    let (_, _, first) = scan(head_records.iter());
-    let (turns, model, _) = scan(head_records.iter().chain(tail_records.iter()));
+    // The first line of a tail chunk is usually cut: it does not parse and is passed over.
+    let newest: Vec<&[u8]> = if tail.is_empty() {
+        body
+    } else {
+        tail.split(|&b| b == b'\n').collect()
+    };
+    let mut turns = 0;
+    let mut model = None;
+    for line in newest.iter().rev() {
+        match serde_json::from_slice::<Record>(line) {
+            Ok(Record::Message(m)) => {
+                turns = m.turn.unwrap_or(0);
+                if model.is_none() && m.role == Role::Assistant {
+                    model = m.origin.alias.or(m.origin.model);
+                }
+                if m.role == Role::Assistant {
+                    break;
+                }
+            }
+            Ok(Record::Pending(p)) if model.is_none() => model = p.origin.alias,
+            _ => {}
+        }
+    }
     Some(Summary {
         id: id.to_owned(),
         model: model.or(header.model),
         turns,
         last_used,
-        title: header.title.or(first).unwrap_or_default(),
+        title,
         legacy: false,
     })
 }
