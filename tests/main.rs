@@ -24,3 +24,6 @@ mod prompts;
 
 /// Persistent chats (`tests/chat/`, with a harness of its own).
 mod chat;
+
+/// HTTP providers against a scripted server on 127.0.0.1 (`tests/http/`).
+mod http;

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::harness::*;
-use crate::server::{Reply, Server, closed_port_url};
+use super::harness::*;
+use super::server::{Reply, Server, closed_port_url};
 
 #[test]
 fn vars_in_api_key_and_base_url() {

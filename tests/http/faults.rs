@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::harness::*;
-use crate::server::{Framing, Reply, Server, closed_port_url};
+use super::harness::*;
+use super::server::{Framing, Reply, Server, closed_port_url};
 
 fn error_json(message: &str, kind: &str, code: &str) -> String {
     serde_json::json!({"error": {"message": message, "type": kind, "param": null, "code": code}})

@@ -342,7 +342,7 @@ pub fn ol_done(input: u64, output: u64) -> String {
 
 impl Env {
     /// An environment whose `provider` points at `server` with the test key.
-    pub fn for_provider(provider: &str, server: &crate::server::Server) -> Env {
+    pub fn for_provider(provider: &str, server: &super::server::Server) -> Env {
         let mut env = Env::new();
         let url = server.url();
         match provider {

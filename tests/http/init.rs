@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::*;
-use crate::server::{Reply, Server, closed_port_url};
+use super::harness::*;
+use super::server::{Reply, Server, closed_port_url};
 
 fn openrouter_models() -> Reply {
     Reply::json(

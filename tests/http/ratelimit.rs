@@ -1,7 +1,7 @@
 //! `max_requests_per_minute`: the budget is shared between calls through a state file.
 
-use crate::harness::*;
-use crate::server::{Reply, Server};
+use super::harness::*;
+use super::server::{Reply, Server};
 
 #[test]
 fn an_exhausted_budget_with_no_wait_exits_75_without_a_request() {

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::*;
-use crate::server::{Recorded, Reply, Server};
+use super::harness::*;
+use super::server::{Recorded, Reply, Server};
 
 fn assert_json_post(r: &Recorded) {
     assert_eq!(r.method, "POST");

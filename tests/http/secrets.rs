@@ -1,8 +1,8 @@
 //! The key never leaks: `--dry-run` shows `***`, `--json` and errors never carry it. (Every
 //! call made through `Env::run` also checks stdout, stderr and every file under AI_CLI_HOME.)
 
-use crate::harness::*;
-use crate::server::{Reply, Server};
+use super::harness::*;
+use super::server::{Reply, Server};
 
 #[test]
 fn dry_run_hides_the_key_for_every_provider() {

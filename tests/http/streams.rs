@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use crate::harness::*;
-use crate::server::{Reply, Server};
+use super::harness::*;
+use super::server::{Reply, Server};
 
 #[test]
 fn openai_stream_in_pieces_with_usage_saved() {
