@@ -337,6 +337,26 @@ fn non_streamed_body_that_is_not_json() {
 }
 
 #[test]
+fn non_streamed_error_body_in_a_200_reply_is_the_providers_error() {
+    let s = Server::start(vec![Reply::json(
+        200,
+        r#"{"error":{"message":"context too long for this model","type":"invalid_request_error","param":null,"code":null}}"#,
+    )]);
+    let env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"providers":{"openai":{"stream":false}}}"#);
+    let out = env.run(&["openai:gpt-test", "hi"]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    assert!(
+        out.error()
+            .contains("openai reported an error: context too long"),
+        "{out:#?}"
+    );
+    assert!(!out.stderr.contains("invalid response"), "{out:#?}");
+    assert_eq!(s.requests().len(), 1, "a request error is not retried");
+    assert_pending(&env, "hi");
+}
+
+#[test]
 fn connection_dropped_mid_stream() {
     // Chunked encoding cut short: the client sees a broken body, not a clean end.
     let s = Server::start(vec![
@@ -434,10 +454,34 @@ fn anthropic_error_event() {
         Reply::sse(&[&format!("{}{}{}", an_start(2), an_text("no"), an_end(1))]),
     ]);
     let env = Env::for_provider("anthropic", &s);
+    // An error event before any text is retried (PROTOCOLS.md §3): the second attempt answers.
+    let out = env.run(&["anthropic:claude-test", "hi"]);
+    out.ok();
+    assert_eq!(out.stdout, "no\n");
+    assert_eq!(s.requests().len(), 2);
+}
+
+#[test]
+fn anthropic_error_event_about_the_request_is_not_retried() {
+    let s = Server::start(vec![
+        Reply::sse(&[
+            &an_start(2),
+            &event(
+                "error",
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages: bad order"}}"#,
+            ),
+        ]),
+        Reply::sse(&[&format!("{}{}{}", an_start(2), an_text("no"), an_end(1))]),
+    ]);
+    let env = Env::for_provider("anthropic", &s);
     let out = env.run(&["anthropic:claude-test", "hi"]);
     assert_eq!(out.code, 1, "{out:#?}");
     assert_eq!(out.stdout, "");
-    assert!(out.error().contains("Internal server error"), "{out:#?}");
+    assert!(
+        out.error()
+            .contains("reported an error: messages: bad order"),
+        "{out:#?}"
+    );
     assert_eq!(s.requests().len(), 1);
     assert_pending(&env, "hi");
 }
@@ -646,6 +690,8 @@ fn gemini_blocked_prompt() {
     let out = env.run(&["gemini-api:gm-test", "hi"]);
     assert_eq!(out.code, 1, "{out:#?}");
     assert!(out.error().contains("blocked (SAFETY)"), "{out:#?}");
+    assert!(out.stderr.contains("rephrase the prompt"), "{out:#?}");
+    assert!(!out.stderr.contains("invalid response"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
     assert_pending(&env, "hi");
 }

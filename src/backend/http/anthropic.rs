@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::provider::Resolved;
-use super::{Built, ErrorBody, Piece};
+use super::{Bad, Built, ErrorBody, Piece};
 use crate::backend::{Request, Role};
 use crate::chat::record::Usage;
 
@@ -143,7 +143,7 @@ pub(crate) fn event(state: &mut State, data: &str, out: &mut Vec<Piece>) -> Resu
     Ok(())
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), String> {
+pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     #[derive(Deserialize)]
     struct Whole {
         #[serde(default)]
@@ -152,7 +152,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), String> {
         usage: Option<WireUsage>,
     }
     let w: Whole = serde_json::from_slice(body)
-        .map_err(|e| format!("the response is not valid JSON ({e})"))?;
+        .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     let text: String = w
         .content
         .iter()

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::provider::Resolved;
-use super::{Built, Piece};
+use super::{Bad, Built, Piece};
 use crate::backend::{Request, Role};
 use crate::chat::record::Usage;
 
@@ -125,7 +125,8 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
         .as_ref()
         .and_then(|f| f.block_reason.clone())
     {
-        return Err(format!("the prompt was blocked ({reason})"));
+        out.push(Piece::Fail(super::blocked(&reason)));
+        return Ok(());
     }
     let text = text_of(&r);
     if !text.is_empty() {
@@ -143,15 +144,15 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), String> {
+pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let r: Response = serde_json::from_slice(body)
-        .map_err(|e| format!("the response is not valid JSON ({e})"))?;
+        .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(reason) = r
         .prompt_feedback
         .as_ref()
         .and_then(|f| f.block_reason.clone())
     {
-        return Err(format!("the prompt was blocked ({reason})"));
+        return Err(Bad::Provider(super::blocked(&reason)));
     }
     let usage = r.usage_metadata.as_ref().map(|u| Usage {
         input: u.prompt_token_count,

@@ -116,6 +116,24 @@ impl ErrorBody {
     }
 }
 
+/// Why a whole (non-streamed) reply could not be used.
+#[derive(Debug)]
+pub(crate) enum Bad {
+    /// Not the shape this protocol promises.
+    Invalid(String),
+    /// The provider said no, in a 200 reply (an error body, a blocked prompt).
+    Provider(ErrorBody),
+}
+
+/// A prompt refused by the provider's safety filter.
+pub(crate) fn blocked(reason: &str) -> ErrorBody {
+    ErrorBody {
+        message: format!("the prompt was blocked ({reason})"),
+        code: "blocked".into(),
+        retry_delay: None,
+    }
+}
+
 /// `"30s"`, `"1.5s"` → a duration.
 fn parse_seconds(text: &str) -> Option<Duration> {
     let secs: f64 = text.trim().trim_end_matches('s').parse().ok()?;
@@ -406,7 +424,10 @@ fn read_reply(
             Protocol::Gemini => gemini::whole(&bytes),
             Protocol::Ollama => ollama::whole(&bytes),
         };
-        let (text, usage) = parsed.map_err(|why| invalid(why, false))?;
+        let (text, usage) = parsed.map_err(|bad| match bad {
+            Bad::Invalid(why) => invalid(why, false),
+            Bad::Provider(body) => ReadError::BeforeText(Box::new(Failure::InStream(body))),
+        })?;
         let _ = tx.send(Msg::Text(text));
         if let Some(u) = usage {
             let _ = tx.send(Msg::Usage(u));
@@ -540,7 +561,9 @@ impl Failure {
                 _ => None,
             },
             Failure::Io(_) | Failure::Cut(_) => Some(backoff()),
-            Failure::InStream(body) => overloaded(body).then(backoff),
+            // An error event before any text is the server's trouble unless it says the request
+            // itself is wrong (PROTOCOLS.md: treat them as retryable).
+            Failure::InStream(body) => (!client_error(body)).then(backoff),
             Failure::Status {
                 status,
                 headers,
@@ -600,22 +623,38 @@ impl Failure {
                 )),
             Failure::Status { status, body, .. } => status_error(p, model, status, &body),
             Failure::InStream(body) => {
-                let kind = if overloaded(&body) {
-                    "is overloaded"
+                let msg = one_line(&body.message);
+                if body.code == "blocked" {
+                    Error::backend(format!("{}: {msg}", p.name))
+                        .hint("the provider's safety filter refused it; rephrase the prompt")
+                } else if overloaded(&body) {
+                    Error::backend(format!("{} is overloaded: {msg}", p.name))
+                        .hint("try again shortly")
                 } else {
-                    "reported an error"
-                };
-                Error::backend(format!(
-                    "{} {kind} mid-stream: {}",
-                    p.name,
-                    one_line(&body.message)
-                ))
-                .hint("try again shortly")
+                    Error::backend(format!("{} reported an error: {msg}", p.name))
+                        .hint("`ai --dry-run …` prints the request that was sent")
+                }
             }
             Failure::Cut(e) | Failure::Final(e) => e,
         };
         redact_error(e, p)
     }
+}
+
+/// An error about the request itself: resending it cannot help.
+fn client_error(body: &ErrorBody) -> bool {
+    let c = body.code.to_lowercase();
+    [
+        "invalid_request",
+        "authentication",
+        "permission",
+        "not_found",
+        "blocked",
+        "invalid_argument",
+    ]
+    .iter()
+    .any(|k| c.contains(k))
+        || quota(200, body)
 }
 
 fn overloaded(body: &ErrorBody) -> bool {

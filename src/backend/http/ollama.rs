@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::provider::Resolved;
-use super::{Built, ErrorBody, Piece};
+use super::{Bad, Built, ErrorBody, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;
 
@@ -71,11 +71,11 @@ pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), String> {
+pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let l: Line = serde_json::from_slice(body)
-        .map_err(|e| format!("the response is not valid JSON ({e})"))?;
+        .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(err) = l.error {
-        return Err(ErrorBody::from_value(&err).message);
+        return Err(Bad::Provider(ErrorBody::from_value(&err)));
     }
     let usage = Some(Usage {
         input: l.prompt_eval_count,

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::provider::{Protocol, Resolved};
-use super::{Built, ErrorBody, Piece};
+use super::{Bad, Built, ErrorBody, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;
 
@@ -125,17 +125,17 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
 }
 
 /// A whole (non-streamed) response.
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), String> {
+pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let chunk: Chunk = serde_json::from_slice(body)
-        .map_err(|e| format!("the response is not valid JSON ({e})"))?;
+        .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(err) = chunk.error {
-        return Err(ErrorBody::from_value(&err).message);
+        return Err(Bad::Provider(ErrorBody::from_value(&err)));
     }
     let choice = chunk
         .choices
         .into_iter()
         .next()
-        .ok_or("the response has no choices")?;
+        .ok_or_else(|| Bad::Invalid("the response has no choices".into()))?;
     let text = choice.message.and_then(|m| m.content).unwrap_or_default();
     Ok((text, chunk.usage.map(Into::into)))
 }
