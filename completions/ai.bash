@@ -167,7 +167,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -h -V --file --dry-run --quiet --json --yolo --timeout --no-stdin --chat --no-chat --no-wait --system --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply __complete help"
+            opts="-F -q -y -h -V --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply __complete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -215,7 +215,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat)
-            opts="-F -q -h --file --dry-run --quiet --json --yolo --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list show export import delete rename retry compact gc new help"
+            opts="-F -q -y -h --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -557,7 +557,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__retry)
-            opts="-F -q -h --file --dry-run --quiet --json --yolo --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -h --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -927,7 +927,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__reply)
-            opts="-F -q -h --file --dry-run --quiet --json --yolo --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -h --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

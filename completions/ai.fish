@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json yolo timeout= no-stdin chat= no-chat no-wait system= h/help V/version
+    string join \n F/file= dry-run q/quiet json yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -32,6 +32,9 @@ complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact progr
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
 complete -c ai -n "__fish_ai_needs_command" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_needs_command" -l cmd -d 'The reply is one shell command for this system, printed bare'
+complete -c ai -n "__fish_ai_needs_command" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
+complete -c ai -n "__fish_ai_needs_command" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_needs_command" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_needs_command" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_needs_command" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
@@ -59,6 +62,9 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l cmd -d 'The reply is one shell command for this system, printed bare'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
@@ -95,6 +101,9 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l cmd -d 'The reply is one shell command for this system, printed bare'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
@@ -128,6 +137,9 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the ex
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l cmd -d 'The reply is one shell command for this system, printed bare'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
+complete -c ai -n "__fish_ai_using_subcommand reply" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::alias::{self, Route};
 use crate::backend::{self, End, Message, Request, Role};
-use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record};
+use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record, Usage};
 use crate::chat::store::{Chat, Store, Wait};
 use crate::chat::window;
 use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
@@ -54,8 +54,8 @@ impl Ctx {
 struct Turn {
     route: Option<Route>,
     modes: Modes,
-    /// Print one JSON object instead of the raw reply.
-    json_out: bool,
+    /// How the reply reaches the user.
+    present: Present,
     prompt: String,
     /// Title for a new chat (the prompt words, or the first line of the prompt).
     title: String,
@@ -83,11 +83,13 @@ pub(crate) fn run(
         ));
     }
     // `--json` prints one JSON object; the `json` word also asks the backend for JSON.
-    let json_out = parsed.modes.json || args.json;
     let modes = Modes {
         json: parsed.modes.json,
         yolo: parsed.modes.yolo || args.yolo,
+        cmd: parsed.modes.cmd || args.cmd,
+        run: parsed.modes.run || args.run,
     };
+    let present = Present::of(modes, parsed.modes.json || args.json, args.yes);
 
     // All input is read before any chat is locked: stdin may take its time.
     let files = input::read_files(&args.files, &ctx.ui)?;
@@ -107,7 +109,7 @@ pub(crate) fn run(
     let turn = Turn {
         route: parsed.models.into_iter().next(),
         modes,
-        json_out,
+        present,
         prompt,
         title,
     };
@@ -133,6 +135,69 @@ enum Target {
     Existing(String),
 }
 
+/// How a reply reaches the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Present {
+    /// Streamed to stdout as it arrives.
+    Stream,
+    /// One JSON object (`--json`).
+    Json,
+    /// The shell command in it, bare (`cmd`).
+    Command,
+    /// The command, confirmed and run (`run`; `yes`: without asking).
+    Run { yes: bool },
+}
+
+impl Present {
+    fn of(modes: Modes, json: bool, yes: bool) -> Present {
+        if modes.run {
+            Present::Run { yes }
+        } else if modes.cmd {
+            Present::Command
+        } else if json {
+            Present::Json
+        } else {
+            Present::Stream
+        }
+    }
+
+    /// What the model is told besides the system prompt.
+    fn instruction(self) -> Option<String> {
+        matches!(self, Present::Command | Present::Run { .. }).then(crate::modes::instruction)
+    }
+
+    /// Show a complete reply (a streamed one is on stdout already).
+    fn show(
+        self,
+        ctx: &Ctx,
+        route: &Route,
+        chat: Option<&str>,
+        reply: &str,
+        ms: u128,
+        usage: Option<&Usage>,
+    ) -> Result<()> {
+        match self {
+            Present::Stream => Ok(()),
+            Present::Json => print_json(route, chat, reply, ms, usage),
+            Present::Command => output::print_stdout(&format!("{}\n", crate::modes::clean(reply))),
+            Present::Run { yes } => {
+                match crate::modes::confirm_and_run(&crate::modes::clean(reply), yes, &ctx.ui)? {
+                    0 => Ok(()),
+                    code => Err(Error::Exit(code)),
+                }
+            }
+        }
+    }
+}
+
+/// The system prompt as sent: the chat's (or config's), and a mode's instruction after it.
+fn with_instruction(system: Option<String>, present: Present) -> Option<String> {
+    match (system, present.instruction()) {
+        (Some(s), Some(i)) => Some(format!("{s}\n\n{i}")),
+        (s, i) => s.or(i),
+    }
+}
+
 /// `ai chat retry ID [MODEL]`: resend the prompt of the chat's failed last turn.
 pub(crate) fn retry(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> {
     let ctx = Ctx::load(args.quiet)?;
@@ -148,13 +213,16 @@ pub(crate) fn retry(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()
         ),
         None => None,
     };
+    let modes = Modes {
+        json: false,
+        yolo: args.yolo,
+        cmd: args.cmd,
+        run: args.run,
+    };
     let turn = Turn {
         route,
-        json_out: args.json,
-        modes: Modes {
-            json: false,
-            yolo: args.yolo,
-        },
+        present: Present::of(modes, args.json, args.yes),
+        modes,
         prompt: String::new(),
         title: String::new(),
     };
@@ -171,10 +239,15 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
         role: Role::User,
         content: turn.prompt,
     }];
-    let system = args.system.as_deref().or(ctx.config.chat.system.as_deref());
+    let system = with_instruction(
+        args.system
+            .clone()
+            .or_else(|| ctx.config.chat.system.clone()),
+        turn.present,
+    );
     let req = Request {
         route: &route,
-        system,
+        system: system.as_deref(),
         messages: &messages,
         modes: turn.modes,
         timeout: args.timeout.unwrap_or(ctx.config.timeout),
@@ -184,21 +257,19 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
         return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
     }
     let started = Instant::now();
-    let mut sink = ReplySink::new(!turn.json_out);
+    let mut sink = ReplySink::new(turn.present == Present::Stream);
     let outcome = backend::send(&req, &ctx.config, &mut sink, &ctx.ui)?;
     let usage = outcome.usage.clone();
     outcome.into_result()?;
     let reply = sink.finish()?;
-    if turn.json_out {
-        print_json(
-            &route,
-            None,
-            &reply,
-            started.elapsed().as_millis(),
-            usage.as_ref(),
-        )?;
-    }
-    Ok(())
+    turn.present.show(
+        ctx,
+        &route,
+        None,
+        &reply,
+        started.elapsed().as_millis(),
+        usage.as_ref(),
+    )
 }
 
 /// One turn of a chat: lock → load → window → send → append → unlock → footer.
@@ -321,7 +392,10 @@ fn chat_turn(
     }
     let summary = chat.as_ref().and_then(|c| c.header.summary.clone());
     let through = summary.as_ref().map_or(0, |s| s.through_turn);
-    let system = compact::with_summary(system.as_deref(), summary.as_ref());
+    let system = with_instruction(
+        compact::with_summary(system.as_deref(), summary.as_ref()),
+        turn.present,
+    );
     let history: Vec<&MessageRec> = chat
         .as_ref()
         .map(|c| {
@@ -384,7 +458,7 @@ fn chat_turn(
     let _defer = signal::Defer::start();
 
     let started = Instant::now();
-    let mut sink = ReplySink::new(!turn.json_out);
+    let mut sink = ReplySink::new(turn.present == Present::Stream);
     let outcome = match backend::send(&req, &ctx.config, &mut sink, &ctx.ui) {
         Ok(o) => o,
         Err(e) => backend::Outcome {
@@ -468,20 +542,18 @@ fn chat_turn(
     match result {
         Ok(()) => {
             let reply = sink.finish()?;
-            if turn.json_out {
-                print_json(
-                    &route,
-                    Some(&id),
-                    &reply,
-                    u128::from(ms),
-                    outcome_usage.as_ref(),
-                )?;
-            }
             ctx.ui.notice(&format!("[chat: {id}]"));
             if signal::interrupted() {
                 return Err(Error::Interrupted);
             }
-            Ok(())
+            turn.present.show(
+                ctx,
+                &route,
+                Some(&id),
+                &reply,
+                u128::from(ms),
+                outcome_usage.as_ref(),
+            )
         }
         Err(Error::Interrupted) => {
             let _ = sink.finish();

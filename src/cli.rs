@@ -61,6 +61,18 @@ pub(crate) struct CallArgs {
     #[arg(long)]
     pub(crate) yolo: bool,
 
+    /// The reply is one shell command for this system, printed bare.
+    #[arg(long)]
+    pub(crate) cmd: bool,
+
+    /// Like --cmd, then show it, ask, and run it with your shell (exit with its code).
+    #[arg(long)]
+    pub(crate) run: bool,
+
+    /// With run: do not ask before running the command.
+    #[arg(short = 'y', long)]
+    pub(crate) yes: bool,
+
     /// Stop the backend after this many seconds (default: config "timeout", else 1200).
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub(crate) timeout: Option<Duration>,
@@ -94,6 +106,9 @@ impl CallArgs {
         self.quiet |= later.quiet;
         self.json |= later.json;
         self.yolo |= later.yolo;
+        self.cmd |= later.cmd;
+        self.run |= later.run;
+        self.yes |= later.yes;
         self.timeout = later.timeout.or(self.timeout);
         self.no_stdin |= later.no_stdin;
         self.chat = later.chat.or(self.chat);
@@ -318,6 +333,10 @@ impl clap::builder::TypedValueParser for WordParser {
 pub(crate) struct Modes {
     pub(crate) json: bool,
     pub(crate) yolo: bool,
+    /// `cmd`: the reply is one shell command.
+    pub(crate) cmd: bool,
+    /// `run`: as `cmd`, then run it.
+    pub(crate) run: bool,
 }
 
 /// Which command the words came with.
@@ -388,10 +407,8 @@ pub(crate) fn resolve_words(
         match w {
             "json" => modes.json = true,
             "yolo" => modes.yolo = true,
-            "cmd" | "run" => {
-                return Err(Error::usage(format!("the `{w}` mode is not available yet"))
-                    .hint(format!("to send the word as a prompt, write: ai -- {w} …")));
-            }
+            "cmd" => modes.cmd = true,
+            "run" => modes.run = true,
             "chat" if entry == Entry::Top && chat == ChatRef::Plain => {
                 chat = ChatRef::New;
                 if i + 1 < keywords_end

@@ -30,6 +30,8 @@ pub(crate) enum Error {
     Interrupted,
     /// stdout was closed by the reader (`ai … | head -1`): end quietly with 0.
     BrokenPipe,
+    /// A command `ai` ran for the user (`run` mode) ended with this code; it spoke for itself.
+    Exit(i32),
     /// An I/O failure on a file of ours.
     Io {
         path: PathBuf,
@@ -88,7 +90,7 @@ impl Error {
             | Error::NotFound { hint, .. }
             | Error::Backend { hint, .. }
             | Error::Busy { hint, .. } => *hint = text,
-            Error::Interrupted | Error::BrokenPipe | Error::Io { .. } => {}
+            Error::Interrupted | Error::BrokenPipe | Error::Exit(_) | Error::Io { .. } => {}
         }
         self
     }
@@ -102,6 +104,7 @@ impl Error {
             Error::Busy { .. } => code::BUSY,
             Error::Interrupted => code::INTERRUPTED,
             Error::BrokenPipe => 0,
+            Error::Exit(code) => *code,
         }
     }
 
@@ -130,6 +133,7 @@ impl fmt::Display for Error {
             | Error::Busy { msg, .. } => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),
             Error::BrokenPipe => f.write_str("broken pipe"),
+            Error::Exit(code) => write!(f, "the command exited with {code}"),
             Error::Io { path, what, source } => {
                 write!(f, "cannot {what} {}: {source}", path.display())
             }

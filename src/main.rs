@@ -12,6 +12,7 @@ mod config;
 mod context;
 mod error;
 mod input;
+mod modes;
 mod output;
 mod signal;
 
@@ -33,7 +34,10 @@ fn main() {
     let code = match run(cli, literal) {
         Ok(()) => 0,
         Err(err) => {
-            if !matches!(err, error::Error::BrokenPipe | error::Error::Interrupted) {
+            if !matches!(
+                err,
+                error::Error::BrokenPipe | error::Error::Interrupted | error::Error::Exit(_)
+            ) {
                 output::print_error(&err);
             }
             err.exit_code()

@@ -1,0 +1,133 @@
+//! `cmd` and `run`: the reply as one shell command; `run` asks on the terminal, then runs it.
+
+use std::process::{Command, Stdio};
+
+use crate::util::{Env, ai_bin, stderr, stdout};
+
+/// A reply the way models often write commands: prose, a fence, a prompt sign.
+const FENCED: &str =
+    "Sure, this does it:\n```bash\n$ echo made > made.txt && exit 3\n```\nIt writes a file.\n";
+
+#[test]
+fn cmd_prints_the_bare_command_and_tells_the_model_what_to_write() {
+    let env = Env::new();
+    env.reply("claude", FENCED);
+    for args in [
+        &["sonnet", "cmd", "make a file"][..],
+        &["--cmd", "sonnet", "make a file"][..],
+    ] {
+        let out = env.ai().args(args).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "echo made > made.txt && exit 3\n");
+        let sent = env.stdin_text("claude");
+        assert!(
+            sent.contains("Answer with exactly one shell command for"),
+            "{sent}"
+        );
+        assert!(sent.contains("make a file"), "{sent}");
+    }
+    assert!(!env.project.join("made.txt").exists(), "cmd runs nothing");
+}
+
+#[test]
+fn run_without_a_terminal_refuses_and_runs_nothing() {
+    let env = Env::new();
+    env.reply("claude", FENCED);
+    let out = env
+        .ai()
+        .args(["sonnet", "run", "make a file"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no terminal to ask on"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("-y"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(!env.project.join("made.txt").exists());
+}
+
+#[test]
+fn run_with_yes_runs_it_with_the_shell_and_exits_with_its_code() {
+    let env = Env::new();
+    env.reply("codex", FENCED);
+    let out = env
+        .ai()
+        .args(["--run", "-y", "codex", "make a file"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("running: echo made > made.txt && exit 3"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("error:"),
+        "the command's own code is no error of ai's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.project.join("made.txt")).unwrap(),
+        "made\n"
+    );
+}
+
+/// `ai … run` on a pseudo-terminal (util-linux `script`), answering `answer`.
+fn run_on_terminal(env: &Env, answer: &str) -> std::process::Output {
+    let ai = env.ai_std();
+    let inner = format!("'{}' sonnet run 'make a file'", ai_bin().display());
+    let mut cmd = Command::new("/usr/bin/script");
+    cmd.args(["-qec", &inner, "/dev/null"])
+        .current_dir(&env.project)
+        .env_clear();
+    for (k, v) in ai.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn run_asks_on_the_terminal_enter_or_y_runs_anything_else_cancels() {
+    let env = Env::new();
+    env.reply("claude", FENCED);
+    let out = run_on_terminal(&env, "n\n");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("echo made > made.txt && exit 3"),
+        "shown first: {}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("cancelled"), "{}", stdout(&out));
+    assert!(!env.project.join("made.txt").exists());
+
+    let out = run_on_terminal(&env, "y\n");
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(env.project.join("made.txt").exists());
+    std::fs::remove_file(env.project.join("made.txt")).unwrap();
+
+    let out = run_on_terminal(&env, "\n");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "Enter runs it: {}",
+        stdout(&out)
+    );
+    assert!(env.project.join("made.txt").exists());
+}
