@@ -106,8 +106,9 @@ pub(crate) fn run(
         )));
     }
     let title = title_of(&parsed.prompt, &prompt);
+    let turn_models = parsed.models;
     let turn = Turn {
-        route: parsed.models.into_iter().next(),
+        route: turn_models.first().cloned(),
         modes,
         present,
         prompt,
@@ -124,10 +125,19 @@ pub(crate) fn run(
         ChatRef::Existing(id) => Target::Existing(id),
         ChatRef::Last => Target::Existing(last_chat(&ctx)?),
     };
-    if !save {
-        return one_shot(&ctx, args, turn);
+    if turn_models.len() > 1 {
+        return several(&ctx, args, turn, turn_models, save, target);
     }
-    chat_turn(&ctx, args, target, turn, None)
+    let present = turn.present;
+    let done = if save {
+        chat_turn(&ctx, args, target, turn, None)?
+    } else {
+        one_shot(&ctx, args, turn)?
+    };
+    match done {
+        Some(done) => present.show(&ctx, &done),
+        None => Ok(()),
+    }
 }
 
 enum Target {
@@ -146,6 +156,17 @@ enum Present {
     Command,
     /// The command, confirmed and run (`run`; `yes`: without asking).
     Run { yes: bool },
+    /// Kept for the caller (several models at once).
+    Collect,
+}
+
+/// A finished turn.
+pub(crate) struct Done {
+    route: Route,
+    chat: Option<String>,
+    reply: String,
+    usage: Option<Usage>,
+    ms: u128,
 }
 
 impl Present {
@@ -167,25 +188,21 @@ impl Present {
     }
 
     /// Show a complete reply (a streamed one is on stdout already).
-    fn show(
-        self,
-        ctx: &Ctx,
-        route: &Route,
-        chat: Option<&str>,
-        reply: &str,
-        ms: u128,
-        usage: Option<&Usage>,
-    ) -> Result<()> {
+    fn show(self, ctx: &Ctx, done: &Done) -> Result<()> {
         match self {
-            Present::Stream => Ok(()),
-            Present::Json => print_json(route, chat, reply, ms, usage),
-            Present::Command => output::print_stdout(&format!("{}\n", crate::modes::clean(reply))),
-            Present::Run { yes } => {
-                match crate::modes::confirm_and_run(&crate::modes::clean(reply), yes, &ctx.ui)? {
-                    0 => Ok(()),
-                    code => Err(Error::Exit(code)),
-                }
+            Present::Stream | Present::Collect => Ok(()),
+            Present::Json => print_json(&[JsonReply::of(done)], false),
+            Present::Command => {
+                output::print_stdout(&format!("{}\n", crate::modes::clean(&done.reply)))
             }
+            Present::Run { yes } => match crate::modes::confirm_and_run(
+                &crate::modes::clean(&done.reply),
+                yes,
+                &ctx.ui,
+            )? {
+                0 => Ok(()),
+                code => Err(Error::Exit(code)),
+            },
         }
     }
 }
@@ -226,11 +243,16 @@ pub(crate) fn retry(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()
         prompt: String::new(),
         title: String::new(),
     };
-    chat_turn(&ctx, args, Target::Existing(id), turn, Some(()))
+    let present = turn.present;
+    match chat_turn(&ctx, args, Target::Existing(id), turn, Some(()))? {
+        Some(done) => present.show(&ctx, &done),
+        None => Ok(()),
+    }
 }
 
 /// A call saved nowhere (`--no-chat`, or config `chat.save: false`).
-fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
+/// `None` after `--dry-run`.
+fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<Option<Done>> {
     let route = match turn.route {
         Some(r) => r,
         None => default_route(&ctx.config)?,
@@ -254,7 +276,8 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
         no_wait: args.no_wait,
     };
     if args.dry_run {
-        return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
+        output::print_stdout(&backend::dry_run(&req, &ctx.config)?)?;
+        return Ok(None);
     }
     let started = Instant::now();
     let mut sink = ReplySink::new(turn.present == Present::Stream);
@@ -262,14 +285,153 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<()> {
     let usage = outcome.usage.clone();
     outcome.into_result()?;
     let reply = sink.finish()?;
-    turn.present.show(
-        ctx,
-        &route,
-        None,
-        &reply,
-        started.elapsed().as_millis(),
-        usage.as_ref(),
-    )
+    let ms = started.elapsed().as_millis();
+    Ok(Some(Done {
+        route,
+        chat: None,
+        reply,
+        usage,
+        ms,
+    }))
+}
+
+/// Several models at once (`ai opus pro gpt "…"`): each runs in parallel as a turn of its own
+/// (and, when saving, its own new chat); the answers come in the order given, each under a
+/// header with its model and time, as soon as it and those before it are done. One failure
+/// does not hide the others; the exit code reports the first one.
+fn several(
+    ctx: &Ctx,
+    args: &CallArgs,
+    turn: Turn,
+    models: Vec<Route>,
+    save: bool,
+    target: Target,
+) -> Result<()> {
+    match target {
+        Target::New(None) => {}
+        _ => {
+            return Err(Error::usage(
+                "several models at once start new chats; they cannot continue one",
+            )
+            .hint("name one model to continue a chat, e.g. ai chat ID opus \"…\""));
+        }
+    }
+    if matches!(turn.present, Present::Command | Present::Run { .. }) {
+        return Err(Error::usage("cmd and run take one model")
+            .hint("name one model, e.g. ai run sonnet \"…\""));
+    }
+    let json = turn.present == Present::Json;
+    let each = |route: Route| Turn {
+        route: Some(route),
+        modes: turn.modes,
+        present: Present::Collect,
+        prompt: turn.prompt.clone(),
+        title: turn.title.clone(),
+    };
+    let go = |t: Turn| {
+        if save {
+            chat_turn(ctx, args, Target::New(None), t, None)
+        } else {
+            one_shot(ctx, args, t)
+        }
+    };
+    if args.dry_run {
+        for route in models {
+            output::print_stdout(&format!("── {} ──\n", route.label))?;
+            go(each(route))?;
+        }
+        return Ok(());
+    }
+    let started = Instant::now();
+    let results: Vec<(Route, Result<Option<Done>>, u128)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = models
+            .iter()
+            .map(|route| {
+                let t = each(route.clone());
+                let go = &go;
+                scope.spawn(move || go(t))
+            })
+            .collect();
+        let mut results = Vec::new();
+        for (route, handle) in models.into_iter().zip(handles) {
+            let result = handle
+                .join()
+                .unwrap_or_else(|_| Err(Error::backend("this model's call failed unexpectedly")));
+            let ms = started.elapsed().as_millis();
+            if !json {
+                // Printed as soon as this answer and those before it are in.
+                let shown = show_one(&route, &result, ms);
+                if let Err(Error::BrokenPipe) = shown {
+                    return vec![(route, Err(Error::BrokenPipe), ms)];
+                }
+            }
+            results.push((route, result, ms));
+        }
+        results
+    });
+    if json {
+        let items: Vec<JsonReply<'_>> = results
+            .iter()
+            .map(|(route, result, ms)| match result {
+                Ok(Some(done)) => JsonReply::of(done),
+                Ok(None) | Err(_) => JsonReply {
+                    reply: None,
+                    chat: None,
+                    model: &route.model,
+                    provider: route.provider.name(),
+                    alias: &route.label,
+                    usage: None,
+                    elapsed_ms: *ms,
+                    error: Some(match result {
+                        Err(e) => e.to_string(),
+                        _ => String::new(),
+                    }),
+                },
+            })
+            .collect();
+        print_json(&items, true)?;
+    }
+    let chats: Vec<String> = results
+        .iter()
+        .filter_map(|(route, result, _)| match result {
+            Ok(Some(Done { chat: Some(id), .. })) => Some(format!("{} {id}", route.label)),
+            _ => None,
+        })
+        .collect();
+    if !chats.is_empty() {
+        ctx.ui.notice(&format!("[chats: {}]", chats.join(", ")));
+    }
+    let mut failures = results.into_iter().filter_map(|(_, r, _)| r.err());
+    match failures.next() {
+        None => Ok(()),
+        Some(Error::BrokenPipe) => Err(Error::BrokenPipe),
+        Some(first) => Err(Error::Exit(first.exit_code())),
+    }
+}
+
+/// One answer of several: a header on stdout, then the reply (or the error on stderr).
+fn show_one(route: &Route, result: &Result<Option<Done>>, ms: u128) -> Result<()> {
+    let secs = ms as f64 / 1000.0;
+    match result {
+        Ok(Some(done)) => {
+            let secs = done.ms as f64 / 1000.0;
+            let mut text = format!("── {} · {secs:.1}s ──\n{}", route.label, done.reply);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push('\n');
+            output::print_stdout(&text)
+        }
+        Ok(None) => Ok(()),
+        Err(e) => {
+            output::print_stdout(&format!(
+                "── {} · failed after {secs:.1}s ──\n\n",
+                route.label
+            ))?;
+            output::print_error(e);
+            Ok(())
+        }
+    }
 }
 
 /// One turn of a chat: lock → load → window → send → append → unlock → footer.
@@ -279,7 +441,7 @@ fn chat_turn(
     target: Target,
     mut turn: Turn,
     retry: Option<()>,
-) -> Result<()> {
+) -> Result<Option<Done>> {
     let timeout = args.timeout.unwrap_or(ctx.config.timeout);
     let wait = if args.no_wait {
         Wait::No
@@ -432,7 +594,8 @@ fn chat_turn(
         no_wait: args.no_wait,
     };
     if args.dry_run {
-        return output::print_stdout(&backend::dry_run(&req, &ctx.config)?);
+        output::print_stdout(&backend::dry_run(&req, &ctx.config)?)?;
+        return Ok(None);
     }
 
     let mut chat = match chat {
@@ -542,18 +705,19 @@ fn chat_turn(
     match result {
         Ok(()) => {
             let reply = sink.finish()?;
-            ctx.ui.notice(&format!("[chat: {id}]"));
+            if turn.present != Present::Collect {
+                ctx.ui.notice(&format!("[chat: {id}]"));
+            }
             if signal::interrupted() {
                 return Err(Error::Interrupted);
             }
-            turn.present.show(
-                ctx,
-                &route,
-                Some(&id),
-                &reply,
-                u128::from(ms),
-                outcome_usage.as_ref(),
-            )
+            Ok(Some(Done {
+                route: route.clone(),
+                chat: Some(id),
+                reply,
+                usage: outcome_usage,
+                ms: u128::from(ms),
+            }))
         }
         Err(Error::Interrupted) => {
             let _ = sink.finish();
@@ -735,35 +899,44 @@ fn default_route(config: &Config) -> Result<Route> {
     }
 }
 
+/// One answer in `--json` output.
 #[derive(Serialize)]
 struct JsonReply<'a> {
-    reply: &'a str,
+    reply: Option<&'a str>,
     chat: Option<&'a str>,
     model: &'a str,
     provider: &'a str,
     alias: &'a str,
-    usage: Option<&'a crate::chat::record::Usage>,
+    usage: Option<&'a Usage>,
     elapsed_ms: u128,
+    /// Only for several models at once: why this one failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
-fn print_json(
-    route: &Route,
-    chat: Option<&str>,
-    reply: &str,
-    elapsed_ms: u128,
-    usage: Option<&crate::chat::record::Usage>,
-) -> Result<()> {
-    let obj = JsonReply {
-        reply,
-        chat,
-        model: &route.model,
-        provider: route.provider.name(),
-        alias: &route.label,
-        usage,
-        elapsed_ms,
+impl<'a> JsonReply<'a> {
+    fn of(done: &'a Done) -> JsonReply<'a> {
+        JsonReply {
+            reply: Some(&done.reply),
+            chat: done.chat.as_deref(),
+            model: &done.route.model,
+            provider: done.route.provider.name(),
+            alias: &done.route.label,
+            usage: done.usage.as_ref(),
+            elapsed_ms: done.ms,
+            error: None,
+        }
+    }
+}
+
+/// One object, or (several models) an array.
+fn print_json(items: &[JsonReply<'_>], array: bool) -> Result<()> {
+    let encoded = if array {
+        serde_json::to_string(items)
+    } else {
+        serde_json::to_string(&items[0])
     };
-    let mut text = serde_json::to_string(&obj)
-        .map_err(|e| Error::backend(format!("cannot encode JSON: {e}")))?;
+    let mut text = encoded.map_err(|e| Error::backend(format!("cannot encode JSON: {e}")))?;
     text.push('\n');
     output::print_stdout(&text)
 }

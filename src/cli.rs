@@ -433,14 +433,6 @@ pub(crate) fn resolve_words(
         }
         i += 1;
     }
-    if models.len() > 1 {
-        let names: Vec<&str> = models.iter().map(|r| r.label.as_str()).collect();
-        return Err(Error::usage(format!(
-            "several models at once ({}) are not available yet",
-            names.join(", ")
-        ))
-        .hint("name one model, or write the prompt after -- if a word was meant as text"));
-    }
     if let Some(flag) = chat_flag {
         if chat != ChatRef::Plain {
             return Err(

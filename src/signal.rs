@@ -4,24 +4,29 @@
 //! main thread sees the child end, finishes what it was doing, and returns `Error::Interrupted`.
 //! When nothing is running the process exits at once with 130.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// Set while a chat turn must be allowed to save what it has.
-static DEFER: AtomicBool = AtomicBool::new(false);
-/// Process group of the running backend, or 0.
-static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
+/// How many chat turns are in a stretch where they must be allowed to save what they have.
+static DEFER: AtomicUsize = AtomicUsize::new(0);
+/// Process groups of the running backends (several when models run at once); 0 is free.
+static CHILD_GROUPS: [AtomicI32; 32] = [const { AtomicI32::new(0) }; 32];
 
 /// Install the handler once, at start.
 pub(crate) fn install() {
     // A failure here (no signal support) only loses the nicer Ctrl+C handling.
     let _ = ctrlc::set_handler(|| {
         INTERRUPTED.store(true, Ordering::SeqCst);
-        let group = CHILD_GROUP.load(Ordering::SeqCst);
-        if group > 0 {
-            terminate_group(group);
-        } else if !DEFER.load(Ordering::SeqCst) {
+        let mut stopped = false;
+        for slot in &CHILD_GROUPS {
+            let group = slot.load(Ordering::SeqCst);
+            if group > 0 {
+                terminate_group(group);
+                stopped = true;
+            }
+        }
+        if !stopped && DEFER.load(Ordering::SeqCst) == 0 {
             std::process::exit(crate::error::code::INTERRUPTED);
         }
     });
@@ -37,7 +42,11 @@ pub(crate) struct ChildGroup(i32);
 impl ChildGroup {
     pub(crate) fn register(pid: u32) -> ChildGroup {
         let group = i32::try_from(pid).unwrap_or(0);
-        CHILD_GROUP.store(group, Ordering::SeqCst);
+        // A free slot; with all taken (32 backends at once) Ctrl+C still ends ai itself.
+        let _ = CHILD_GROUPS.iter().find(|slot| {
+            slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        });
         if interrupted() && group > 0 {
             // Ctrl+C arrived between spawn and registration.
             terminate_group(group);
@@ -48,7 +57,14 @@ impl ChildGroup {
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        let _ = CHILD_GROUP.compare_exchange(self.0, 0, Ordering::SeqCst, Ordering::SeqCst);
+        for slot in &CHILD_GROUPS {
+            if slot
+                .compare_exchange(self.0, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                break;
+            }
+        }
     }
 }
 
@@ -78,13 +94,13 @@ pub(crate) struct Defer;
 
 impl Defer {
     pub(crate) fn start() -> Defer {
-        DEFER.store(true, Ordering::SeqCst);
+        DEFER.fetch_add(1, Ordering::SeqCst);
         Defer
     }
 }
 
 impl Drop for Defer {
     fn drop(&mut self) {
-        DEFER.store(false, Ordering::SeqCst);
+        DEFER.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -23,6 +23,8 @@ mod modes;
 mod process;
 #[path = "suite/prompts.rs"]
 mod prompts;
+#[path = "suite/several.rs"]
+mod several;
 
 /// Persistent chats (`tests/chat/`, with a harness of its own).
 mod chat;

@@ -1,0 +1,180 @@
+//! Several models at once: `ai sonnet gpt flash "prompt"`.
+
+use crate::util::{Env, stderr, stdout};
+
+fn chat_files(env: &Env) -> usize {
+    std::fs::read_dir(env.home.join("chats"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn answers_come_in_the_order_given_each_under_its_header() {
+    let env = Env::new();
+    // The first model is the slowest: its answer still comes first.
+    env.script("claude", "\"$SLEEP\" 0.5\n");
+    env.reply("claude", "from claude\n");
+    env.reply("gemini", "from gemini\n");
+    let out = env
+        .ai()
+        .args(["sonnet", "flash", "echo", "the question"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let claude = text.find("── sonnet · ").expect("sonnet header");
+    let gemini = text.find("── flash · ").expect("flash header");
+    let echo = text.find("── echo · ").expect("echo header");
+    assert!(claude < gemini && gemini < echo, "{text}");
+    assert!(text[claude..gemini].contains("from claude"), "{text}");
+    assert!(text[gemini..echo].contains("from gemini"), "{text}");
+    assert!(text[echo..].contains("the question"), "{text}");
+    // Every model got the same prompt, and each answer is a chat of its own.
+    assert_eq!(env.stdin_text("claude"), "the question");
+    assert_eq!(env.stdin_text("gemini"), "the question");
+    assert_eq!(chat_files(&env), 3);
+    assert!(stderr(&out).contains("[chats: sonnet "), "{}", stderr(&out));
+}
+
+#[test]
+fn one_failure_does_not_hide_the_others_and_sets_the_exit_code() {
+    let env = Env::new();
+    env.stderr("codex", "codex is unhappy\n");
+    env.exit_code("codex", 7);
+    env.reply("claude", "fine answer\n");
+    let out = env.ai().args(["gpt", "sonnet", "q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("── gpt · failed after"), "{text}");
+    assert!(
+        text.contains("── sonnet · ") && text.contains("fine answer"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("codex is unhappy"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn json_gives_an_array_in_order_with_errors() {
+    let env = Env::new();
+    env.exit_code("qwen", 1);
+    env.stderr("qwen", "no quota\n");
+    let out = env
+        .ai()
+        .args(["--json", "echo", "qwen", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = v.as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["alias"], "echo");
+    assert!(items[0]["reply"].as_str().unwrap().contains("hi"));
+    assert!(items[0]["chat"].is_string());
+    assert_eq!(items[1]["alias"], "qwen");
+    assert!(items[1]["reply"].is_null());
+    assert!(items[1]["error"].as_str().unwrap().contains("no quota"));
+}
+
+#[test]
+fn several_models_cannot_continue_one_chat_nor_run_commands() {
+    let env = Env::new();
+    let out = env.ai().args(["echo", "hello"]).output().unwrap();
+    let id = stderr(&out)
+        .trim()
+        .trim_start_matches("[chat: ")
+        .trim_end_matches(']')
+        .to_owned();
+    let out = env
+        .ai()
+        .args(["chat", &id, "echo", "sonnet", "more"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot continue one"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .ai()
+        .args(["cmd", "echo", "sonnet", "list files"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(env.calls().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn no_chat_saves_nothing() {
+    let env = Env::new();
+    let out = env
+        .ai()
+        .args(["--no-chat", "echo", "sonnet", "q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(chat_files(&env), 0);
+}
+
+/// Ctrl+C with several models running stops every backend, saves each partial answer, exits 130.
+#[test]
+fn interrupt_stops_every_backend() {
+    use crate::util::{HANG, read_pid, wait_for_file, wait_gone, wait_with_guard};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let env = Env::new();
+    for name in ["gemini", "qwen"] {
+        let pid = env.path(&format!("{name}.pid"));
+        env.script(
+            name,
+            &format!(
+                "echo 'partial {name}'\necho $$ > '{p}.part'\nmv '{p}.part' '{p}'\n\"$SLEEP\" 30\n",
+                p = pid.display()
+            ),
+        );
+    }
+    let mut child = env
+        .ai_std()
+        .args(["flash", "qwen", "x"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for name in ["gemini", "qwen"] {
+        if !wait_for_file(&env.path(&format!("{name}.pid")), Duration::from_secs(30)) {
+            let _ = child.kill();
+            panic!("{name} never started");
+        }
+    }
+    let pids: Vec<u32> = ["gemini", "qwen"]
+        .iter()
+        .map(|n| read_pid(&env.path(&format!("{n}.pid"))))
+        .collect();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = wait_with_guard(&mut child, HANG);
+    assert_eq!(status.code(), Some(130));
+    for pid in pids {
+        assert!(
+            wait_gone(pid, Duration::from_secs(10)),
+            "backend {pid} still runs"
+        );
+    }
+    // Both partial answers were kept, marked interrupted, each in its own chat.
+    let mut interrupted = 0;
+    for entry in std::fs::read_dir(env.home.join("chats")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        if text.contains("\"interrupted\":true") && text.contains("partial ") {
+            interrupted += 1;
+        }
+    }
+    assert_eq!(interrupted, 2);
+}
