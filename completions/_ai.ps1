@@ -81,6 +81,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (completes aliases too)')
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
             [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Candidates for shell completion (used by the completion scripts)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -289,6 +290,14 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'ai;serve' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Address to listen on')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)')
+            [CompletionResult]::new('--no-auth', '--no-auth', [CompletionResultType]::ParameterName, 'Require no token (loopback only)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'ai;__complete' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -301,6 +310,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (completes aliases too)')
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
             [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Candidates for shell completion (used by the completion scripts)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -361,6 +371,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;reply' {
+            break
+        }
+        'ai;help;serve' {
             break
         }
         'ai;help;__complete' {

@@ -40,6 +40,9 @@ _ai() {
             ai,reply)
                 cmd="ai__subcmd__reply"
                 ;;
+            ai,serve)
+                cmd="ai__subcmd__serve"
+                ;;
             ai__subcmd__chat,compact)
                 cmd="ai__subcmd__chat__subcmd__compact"
                 ;;
@@ -130,6 +133,9 @@ _ai() {
             ai__subcmd__help,reply)
                 cmd="ai__subcmd__help__subcmd__reply"
                 ;;
+            ai__subcmd__help,serve)
+                cmd="ai__subcmd__help__subcmd__serve"
+                ;;
             ai__subcmd__help__subcmd__chat,compact)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__compact"
                 ;;
@@ -167,7 +173,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -h -V --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply __complete help"
+            opts="-F -q -y -h -V --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve __complete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,7 +639,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help)
-            opts="init list default completions chat reply __complete help"
+            opts="init list default completions chat reply serve __complete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -898,6 +904,20 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__init)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -950,6 +970,28 @@ _ai() {
                     return 0
                     ;;
                 --system)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__serve)
+            opts="-h --host --token --no-auth --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

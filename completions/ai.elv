@@ -78,6 +78,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand completions 'Print a shell completion script (completes aliases too)'
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
+            cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
             cand __complete 'Candidates for shell completion (used by the completion scripts)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -257,6 +258,13 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'ai;serve'= {
+            cand --host 'Address to listen on'
+            cand --token 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)'
+            cand --no-auth 'Require no token (loopback only)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'ai;__complete'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -268,6 +276,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand completions 'Print a shell completion script (completes aliases too)'
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
+            cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
             cand __complete 'Candidates for shell completion (used by the completion scripts)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -312,6 +321,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;chat;new'= {
         }
         &'ai;help;reply'= {
+        }
+        &'ai;help;serve'= {
         }
         &'ai;help;__complete'= {
         }

@@ -169,6 +169,22 @@ pub(crate) enum Command {
         #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser)]
         words: Vec<String>,
     },
+    /// Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1.
+    Serve {
+        /// Port to listen on (0: any free port; the address is printed).
+        #[arg(default_value_t = 8765)]
+        port: u16,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one,
+        /// printed at start).
+        #[arg(long, value_name = "TOKEN", conflicts_with = "no_auth")]
+        token: Option<String>,
+        /// Require no token (loopback only).
+        #[arg(long)]
+        no_auth: bool,
+    },
     /// Candidates for shell completion (used by the completion scripts).
     #[command(name = "__complete", hide = true)]
     Complete {

@@ -14,6 +14,7 @@ mod error;
 mod input;
 mod modes;
 mod output;
+mod serve;
 mod signal;
 
 use clap::Parser;
@@ -73,6 +74,20 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             commands::default::run(alias.as_deref(), clear, &ui)
         }
         Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Serve {
+            port,
+            host,
+            token,
+            no_auth,
+        }) => serve::run(
+            serve::Options {
+                host,
+                port,
+                token,
+                no_auth,
+            },
+            &ui,
+        ),
         Some(Command::Complete { kind }) if kind == "chats" => {
             commands::chat::complete(&call::Ctx::load(true)?)
         }

@@ -23,6 +23,8 @@ mod modes;
 mod process;
 #[path = "suite/prompts.rs"]
 mod prompts;
+#[path = "suite/serve.rs"]
+mod serve;
 #[path = "suite/several.rs"]
 mod several;
 
