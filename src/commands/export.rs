@@ -101,7 +101,7 @@ fn tag_for(doc: &Document) -> String {
 }
 
 /// Read a Markdown export back.
-fn parse_markdown(text: &str) -> std::result::Result<Document, String> {
+pub(crate) fn parse_markdown(text: &str) -> std::result::Result<Document, String> {
     let first = text.lines().next().unwrap_or("");
     let rest = first
         .strip_prefix("<!-- ai-chat ")

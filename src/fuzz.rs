@@ -1,0 +1,109 @@
+//! Entry points for the fuzz targets in `fuzz/` (cargo fuzz): each feeds arbitrary input to
+//! one reader and must never panic. Not an API.
+
+use std::path::Path;
+
+use crate::backend::http::{anthropic, gemini, ndjson, ollama, openai, provider, sse};
+use crate::chat::{legacy, store};
+use crate::cli::{self, Entry};
+use crate::config::Config;
+
+/// The argument grammar: the raw-argument pass, clap, and the positional words.
+pub fn grammar(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut args: Vec<std::ffi::OsString> = vec!["ai".into()];
+    args.extend(text.split('\0').map(Into::into));
+    let literal = cli::words_after_dashdash(&args);
+    let (args, hidden) = cli::protect_prompts(args);
+    if let Ok(parsed) = <cli::Cli as clap::Parser>::try_parse_from(&args) {
+        let mut words = parsed.words;
+        cli::restore(&mut words, &hidden);
+        let config = Config::parse("fuzz.json".into(), r#"{"aliases":{"k7":["echo","x"]}}"#).ok();
+        if let Some(config) = config {
+            let find = |w: &str| {
+                ["K7Q", "work"]
+                    .iter()
+                    .find(|c| c.eq_ignore_ascii_case(w))
+                    .map(|c| (*c).to_owned())
+            };
+            for entry in [Entry::Top, Entry::Chat, Entry::Reply] {
+                let from = words.len().saturating_sub(literal);
+                let _ = cli::resolve_words(
+                    entry,
+                    &words,
+                    from,
+                    parsed.call.chat.as_deref(),
+                    &config,
+                    &find,
+                );
+            }
+        }
+    }
+}
+
+/// The chat record reader: whole files, tail reads, Python chats, Markdown exports.
+pub fn chat_records(data: &[u8]) {
+    let path = Path::new("fuzz.jsonl");
+    let _ = store::parse(data, None, path);
+    let _ = store::parse(data, Some(data.len() / 3), path);
+    let text = String::from_utf8_lossy(data);
+    let _ = legacy::parse("FUZ", &text, path);
+    let _ = crate::commands::export::parse_markdown(&text);
+}
+
+/// The SSE reader and every protocol's event interpreter.
+pub fn sse_events(data: &[u8]) {
+    let mut reader = sse::Reader::new(data);
+    let mut state = anthropic::State::default();
+    let mut out = Vec::new();
+    while let Ok(Some(ev)) = reader.next_event() {
+        let _ = openai::event(&ev.data, &mut out);
+        let _ = anthropic::event(&mut state, &ev.data, &mut out);
+        let _ = gemini::event(&ev.data, &mut out);
+        out.clear();
+    }
+    let _ = openai::whole(data);
+    let _ = anthropic::whole(data);
+    let _ = gemini::whole(data);
+}
+
+/// The NDJSON reader and Ollama's interpreter.
+pub fn ndjson_lines(data: &[u8]) {
+    let mut reader = ndjson::Reader::new(data);
+    let mut out = Vec::new();
+    while let Ok(Some(line)) = reader.next_line() {
+        let _ = ollama::line(line, &mut out);
+        out.clear();
+    }
+    let _ = ollama::whole(data);
+}
+
+/// The config reader: config.json, its providers, `.env`.
+pub fn config(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(config) = Config::parse("fuzz.json".into(), &text) {
+        let _ = provider::configured(&config);
+        let env = provider::Env::load(&config);
+        for name in [
+            "openai",
+            "anthropic",
+            "gemini-api",
+            "ollama-api",
+            "azure",
+            "glm",
+            "x",
+        ] {
+            let _ = provider::resolve(name, &config, &env);
+        }
+        let _ = crate::context::tokens(
+            &crate::alias::Route {
+                label: "fuzz".into(),
+                provider: crate::alias::Provider::Echo,
+                model: "fuzz".into(),
+                effort: None,
+            },
+            &config,
+        );
+    }
+    let _ = provider::parse_dotenv(&text);
+}

@@ -1,0 +1,154 @@
+//! `ai`: one short command for every AI model.
+//!
+//! The whole program lives in this library so that the fuzz targets (`fuzz/`) can reach its
+//! parsers; `main.rs` only calls [`main`]. Nothing here is a stable API.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+mod alias;
+mod backend;
+mod call;
+mod chat;
+mod cli;
+mod commands;
+mod compact;
+mod config;
+mod context;
+mod error;
+#[doc(hidden)]
+pub mod fuzz;
+mod input;
+mod modes;
+mod output;
+mod serve;
+mod signal;
+
+use clap::Parser;
+
+use crate::cli::{ChatAction, Cli, Command, Entry};
+use crate::error::Result;
+use crate::output::Ui;
+
+/// Run `ai` with the process's arguments; returns the exit code.
+pub fn main() -> i32 {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let literal = cli::words_after_dashdash(&args);
+    let (args, hidden) = cli::protect_prompts(args);
+    let mut cli = Cli::parse_from(&args);
+    if !hidden.is_empty() {
+        restore_words(&mut cli, &hidden);
+    }
+    signal::install();
+    match run(cli, literal) {
+        Ok(()) => 0,
+        Err(err) => {
+            if !matches!(
+                err,
+                error::Error::BrokenPipe | error::Error::Interrupted | error::Error::Exit(_)
+            ) {
+                output::print_error(&err);
+            }
+            err.exit_code()
+        }
+    }
+}
+
+fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
+    let literal_from = |words: &[String]| words.len().saturating_sub(words_after_dashdash);
+    let ui = Ui::new(cli.call.quiet);
+    match cli.command {
+        None => call::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words)),
+        Some(Command::Chat {
+            action: None,
+            call,
+            words,
+        }) => {
+            let call = cli.call.merge(call);
+            call::run(Entry::Chat, &call, &words, literal_from(&words))
+        }
+        Some(Command::Chat {
+            action: Some(action),
+            ..
+        }) => chat_command(action, cli.call),
+        Some(Command::Reply { call, words }) => {
+            let call = cli.call.merge(call);
+            call::run(Entry::Reply, &call, &words, literal_from(&words))
+        }
+        Some(Command::Init) => commands::init::run(),
+        Some(Command::List { json }) => commands::list::run(json),
+        Some(Command::Default { alias, clear }) => {
+            commands::default::run(alias.as_deref(), clear, &ui)
+        }
+        Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Serve {
+            port,
+            host,
+            token,
+            no_auth,
+        }) => serve::run(
+            serve::Options {
+                host,
+                port,
+                token,
+                no_auth,
+            },
+            &ui,
+        ),
+        Some(Command::Complete { kind }) if kind == "chats" => {
+            commands::chat::complete(&call::Ctx::load(true)?)
+        }
+        Some(Command::Complete { kind }) => commands::completions::complete(&kind),
+    }
+}
+
+/// Put prompt arguments that start with `-` back where clap saw placeholders.
+fn restore_words(cli: &mut Cli, hidden: &[String]) {
+    cli::restore(&mut cli.words, hidden);
+    match &mut cli.command {
+        Some(Command::Chat {
+            action: Some(ChatAction::Rename { title, .. }),
+            ..
+        }) => cli::restore(title, hidden),
+        Some(Command::Chat { words, .. } | Command::Reply { words, .. }) => {
+            cli::restore(words, hidden)
+        }
+        _ => {}
+    }
+}
+
+fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
+    use commands::chat;
+    if let ChatAction::Retry { id, model, call } = action {
+        return call::retry(&top.merge(call), &id, model.as_deref());
+    }
+    let ctx = call::Ctx::load(top.quiet)?;
+    match action {
+        ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
+        ChatAction::Show { id, json, stats } => chat::show(&ctx, &id, json, stats),
+        ChatAction::Export { id, format } => commands::export::export(&ctx, &id, format),
+        ChatAction::Import { file } => commands::export::import(&ctx, &file),
+        ChatAction::Delete { ids, no_wait } => chat::delete(&ctx, &ids, no_wait || top.no_wait),
+        ChatAction::Rename { id, title } => chat::rename(&ctx, &id, &title.join(" ")),
+        ChatAction::Gc {
+            older_than,
+            dry_run,
+        } => chat::gc(&ctx, older_than, dry_run),
+        ChatAction::New {
+            model,
+            system,
+            name,
+        } => chat::new(&ctx, model.as_deref(), system.as_deref(), name.as_deref()),
+        ChatAction::Compact {
+            id,
+            keep,
+            timeout,
+            no_wait,
+        } => compact::command(
+            &ctx,
+            &id,
+            keep,
+            timeout.or(top.timeout),
+            no_wait || top.no_wait,
+        ),
+        ChatAction::Retry { .. } => Ok(()),
+    }
+}
