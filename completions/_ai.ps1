@@ -82,7 +82,6 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
-            [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Candidates for shell completion (used by the completion scripts)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -298,11 +297,6 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
-        'ai;__complete' {
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            break
-        }
         'ai;help' {
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Detect installed backend CLIs and local Ollama models; write the config')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show every alias by provider, and whether it can be used now')
@@ -311,7 +305,6 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
-            [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Candidates for shell completion (used by the completion scripts)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -374,9 +367,6 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;serve' {
-            break
-        }
-        'ai;help;__complete' {
             break
         }
         'ai;help;help' {

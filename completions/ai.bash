@@ -16,9 +16,6 @@ _ai() {
             ",$1")
                 cmd="ai"
                 ;;
-            ai,__complete)
-                cmd="ai__subcmd____complete"
-                ;;
             ai,chat)
                 cmd="ai__subcmd__chat"
                 ;;
@@ -109,9 +106,6 @@ _ai() {
             ai__subcmd__chat__subcmd__help,show)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__show"
                 ;;
-            ai__subcmd__help,__complete)
-                cmd="ai__subcmd__help__subcmd____complete"
-                ;;
             ai__subcmd__help,chat)
                 cmd="ai__subcmd__help__subcmd__chat"
                 ;;
@@ -173,7 +167,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -h -V --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve __complete help"
+            opts="-F -q -y -h -V --file --dry-run --quiet --json --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -199,20 +193,6 @@ _ai() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ai__subcmd____complete)
-            opts="-h --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -639,22 +619,8 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help)
-            opts="init list default completions chat reply serve __complete help"
+            opts="init list default completions chat reply serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ai__subcmd__help__subcmd____complete)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -79,7 +79,6 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
-            cand __complete 'Candidates for shell completion (used by the completion scripts)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;init'= {
@@ -265,10 +264,6 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
-        &'ai;__complete'= {
-            cand -h 'Print help'
-            cand --help 'Print help'
-        }
         &'ai;help'= {
             cand init 'Detect installed backend CLIs and local Ollama models; write the config'
             cand list 'Show every alias by provider, and whether it can be used now'
@@ -277,7 +272,6 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
-            cand __complete 'Candidates for shell completion (used by the completion scripts)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;help;init'= {
@@ -323,8 +317,6 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;reply'= {
         }
         &'ai;help;serve'= {
-        }
-        &'ai;help;__complete'= {
         }
         &'ai;help;help'= {
         }

@@ -185,12 +185,6 @@ pub(crate) enum Command {
         #[arg(long)]
         no_auth: bool,
     },
-    /// Candidates for shell completion (used by the completion scripts).
-    #[command(name = "__complete", hide = true)]
-    Complete {
-        /// What to list: `models`.
-        kind: String,
-    },
 }
 
 #[derive(Debug, Subcommand)]

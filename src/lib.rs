@@ -31,6 +31,19 @@ use crate::output::Ui;
 /// Run `ai` with the process's arguments; returns the exit code.
 pub fn main() -> i32 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `ai __complete models|chats`: candidates for the completion scripts. Kept out of clap, so
+    // the scripts clap writes never offer it.
+    if args.get(1).is_some_and(|a| a == "__complete") {
+        let kind = args
+            .get(2)
+            .map(|k| k.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let done = match kind.as_str() {
+            "chats" => call::Ctx::load(true).and_then(|ctx| commands::chat::complete(&ctx)),
+            _ => commands::completions::complete(&kind),
+        };
+        return i32::from(done.is_err());
+    }
     let literal = cli::words_after_dashdash(&args);
     let (args, hidden) = cli::protect_prompts(args);
     let mut cli = Cli::parse_from(&args);
@@ -93,10 +106,6 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             },
             &ui,
         ),
-        Some(Command::Complete { kind }) if kind == "chats" => {
-            commands::chat::complete(&call::Ctx::load(true)?)
-        }
-        Some(Command::Complete { kind }) => commands::completions::complete(&kind),
     }
 }
 

@@ -120,3 +120,18 @@ fn complete_models_lists_builtin_and_config_aliases() {
     assert!(stdout(&out).lines().any(|l| l == "sonnet"));
     assert_eq!(stderr(&out), "");
 }
+
+/// The helper `ai __complete` is called by the scripts, never offered by them.
+#[test]
+fn scripts_never_offer_the_internal_helper() {
+    let env = Env::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = env.ai().args(["completions", shell]).output().unwrap();
+        let script = String::from_utf8_lossy(&out.stdout).into_owned();
+        let offered = script
+            .lines()
+            .filter(|l| l.contains("__complete") && !l.contains("ai __complete"))
+            .collect::<Vec<_>>();
+        assert!(offered.is_empty(), "{shell}: {offered:?}");
+    }
+}
