@@ -697,16 +697,22 @@ impl Chat {
         if self.complete {
             return Ok(());
         }
-        let mut bytes = Vec::new();
-        self.file
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| self.file.read_to_end(&mut bytes))
-            .map_err(|e| Error::io("read", &self.path, e))?;
+        let bytes = self.read_whole()?;
         let parsed = parse(&bytes, None, &self.path)?;
         self.records = parsed.records;
         self.complete = true;
         self.unread_bytes = 0;
         Ok(())
+    }
+
+    /// The whole locked file.
+    fn read_whole(&mut self) -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| self.file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io("read", &self.path, e))?;
+        Ok(bytes)
     }
 
     /// Replace the file: `header`, every record, then `extra`.
@@ -721,11 +727,7 @@ impl Chat {
             self.header = header;
             return Ok(());
         }
-        let mut bytes = Vec::new();
-        self.file
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| self.file.read_to_end(&mut bytes))
-            .map_err(|e| Error::io("read", &self.path, e))?;
+        let bytes = self.read_whole()?;
         // Every line is copied: check them all (a turn may have read only the tail), so a
         // damaged line stops the rewrite, as it stops a full read.
         let parsed = parse(&bytes, None, &self.path)?;
