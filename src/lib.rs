@@ -44,6 +44,12 @@ pub fn main() -> i32 {
         };
         return i32::from(done.is_err());
     }
+    // Bare `ai` at a terminal: there is nothing to send; show what can be done.
+    if args.len() == 1 && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        let help = <Cli as clap::CommandFactory>::command().render_help();
+        let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("{help}"));
+        return error::code::USAGE;
+    }
     let literal = cli::words_after_dashdash(&args);
     let (args, hidden) = cli::protect_prompts(args);
     let mut cli = Cli::parse_from(&args);

@@ -393,3 +393,35 @@ fn claude_failing_silently() {
         "{err}"
     );
 }
+
+/// Bare `ai` at a terminal shows the help (on stderr) and exits 2; without a terminal it is a
+/// call with no prompt.
+#[test]
+fn bare_ai_at_a_terminal_shows_help() {
+    let env = crate::util::Env::new();
+    let ai = env.ai_std();
+    let mut cmd = std::process::Command::new("/usr/bin/script");
+    cmd.args([
+        "-qec",
+        &format!("'{}'", crate::util::ai_bin().display()),
+        "/dev/null",
+    ])
+    .current_dir(&env.project)
+    .env_clear()
+    .stdin(std::process::Stdio::null());
+    for (k, v) in ai.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("Usage: ai [OPTIONS] [MODEL|PROMPT]..."),
+        "{text}"
+    );
+    let out = env.ai().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no prompt given"));
+}
