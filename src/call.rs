@@ -3,11 +3,9 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
-
 use crate::alias::{self, Route};
 use crate::backend::{self, End, Message, Request, Role};
-use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record, Usage};
+use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record};
 use crate::chat::store::{Chat, Store, Wait};
 use crate::chat::window;
 use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
@@ -18,6 +16,8 @@ use crate::context;
 use crate::error::{Error, Result};
 use crate::input;
 use crate::output::{self, ReplySink, Ui};
+use crate::present::{Done, Present, with_instruction};
+use crate::several::several;
 use crate::signal;
 
 /// Settled once per call and passed down.
@@ -51,14 +51,14 @@ impl Ctx {
 }
 
 /// What one turn sends, and where.
-struct Turn {
-    route: Option<Route>,
-    modes: Modes,
+pub(crate) struct Turn {
+    pub(crate) route: Option<Route>,
+    pub(crate) modes: Modes,
     /// How the reply reaches the user.
-    present: Present,
-    prompt: String,
+    pub(crate) present: Present,
+    pub(crate) prompt: String,
     /// Title for a new chat (the prompt words, or the first line of the prompt).
-    title: String,
+    pub(crate) title: String,
 }
 
 pub(crate) fn run(
@@ -140,79 +140,9 @@ pub(crate) fn run(
     }
 }
 
-enum Target {
+pub(crate) enum Target {
     New(Option<String>),
     Existing(String),
-}
-
-/// How a reply reaches the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Present {
-    /// Streamed to stdout as it arrives.
-    Stream,
-    /// One JSON object (`--json`).
-    Json,
-    /// The shell command in it, bare (`cmd`).
-    Command,
-    /// The command, confirmed and run (`run`; `yes`: without asking).
-    Run { yes: bool },
-    /// Kept for the caller (several models at once).
-    Collect,
-}
-
-/// A finished turn.
-pub(crate) struct Done {
-    route: Route,
-    chat: Option<String>,
-    reply: String,
-    usage: Option<Usage>,
-    ms: u128,
-}
-
-impl Present {
-    fn of(modes: Modes, json: bool, yes: bool) -> Present {
-        if modes.run {
-            Present::Run { yes }
-        } else if modes.cmd {
-            Present::Command
-        } else if json {
-            Present::Json
-        } else {
-            Present::Stream
-        }
-    }
-
-    /// What the model is told besides the system prompt.
-    fn instruction(self) -> Option<String> {
-        matches!(self, Present::Command | Present::Run { .. }).then(crate::modes::instruction)
-    }
-
-    /// Show a complete reply (a streamed one is on stdout already).
-    fn show(self, ctx: &Ctx, done: &Done) -> Result<()> {
-        match self {
-            Present::Stream | Present::Collect => Ok(()),
-            Present::Json => print_json(&[JsonReply::of(done)], false),
-            Present::Command => {
-                output::print_stdout(&format!("{}\n", crate::modes::clean(&done.reply)))
-            }
-            Present::Run { yes } => match crate::modes::confirm_and_run(
-                &crate::modes::clean(&done.reply),
-                yes,
-                &ctx.ui,
-            )? {
-                0 => Ok(()),
-                code => Err(Error::Exit(code)),
-            },
-        }
-    }
-}
-
-/// The system prompt as sent: the chat's (or config's), and a mode's instruction after it.
-fn with_instruction(system: Option<String>, present: Present) -> Option<String> {
-    match (system, present.instruction()) {
-        (Some(s), Some(i)) => Some(format!("{s}\n\n{i}")),
-        (s, i) => s.or(i),
-    }
 }
 
 /// `ai chat retry ID [MODEL]`: resend the prompt of the chat's failed last turn.
@@ -252,7 +182,7 @@ pub(crate) fn retry(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()
 
 /// A call saved nowhere (`--no-chat`, or config `chat.save: false`).
 /// `None` after `--dry-run`.
-fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<Option<Done>> {
+pub(crate) fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<Option<Done>> {
     let route = match turn.route {
         Some(r) => r,
         None => default_route(&ctx.config)?,
@@ -295,147 +225,8 @@ fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<Option<Done>> {
     }))
 }
 
-/// Several models at once (`ai opus pro gpt "…"`): each runs in parallel as a turn of its own
-/// (and, when saving, its own new chat); the answers come in the order given, each under a
-/// header with its model and time, as soon as it and those before it are done. One failure
-/// does not hide the others; the exit code reports the first one.
-fn several(
-    ctx: &Ctx,
-    args: &CallArgs,
-    turn: Turn,
-    models: Vec<Route>,
-    save: bool,
-    target: Target,
-) -> Result<()> {
-    match target {
-        Target::New(None) => {}
-        _ => {
-            return Err(Error::usage(
-                "several models at once start new chats; they cannot continue one",
-            )
-            .hint("name one model to continue a chat, e.g. ai chat ID opus \"…\""));
-        }
-    }
-    if matches!(turn.present, Present::Command | Present::Run { .. }) {
-        return Err(Error::usage("cmd and run take one model")
-            .hint("name one model, e.g. ai run sonnet \"…\""));
-    }
-    let json = turn.present == Present::Json;
-    let each = |route: Route| Turn {
-        route: Some(route),
-        modes: turn.modes,
-        present: Present::Collect,
-        prompt: turn.prompt.clone(),
-        title: turn.title.clone(),
-    };
-    let go = |t: Turn| {
-        if save {
-            chat_turn(ctx, args, Target::New(None), t, None)
-        } else {
-            one_shot(ctx, args, t)
-        }
-    };
-    if args.dry_run {
-        for route in models {
-            output::print_stdout(&format!("── {} ──\n", route.label))?;
-            go(each(route))?;
-        }
-        return Ok(());
-    }
-    let started = Instant::now();
-    let results: Vec<(Route, Result<Option<Done>>, u128)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = models
-            .iter()
-            .map(|route| {
-                let t = each(route.clone());
-                let go = &go;
-                scope.spawn(move || go(t))
-            })
-            .collect();
-        let mut results = Vec::new();
-        for (route, handle) in models.into_iter().zip(handles) {
-            let result = handle
-                .join()
-                .unwrap_or_else(|_| Err(Error::backend("this model's call failed unexpectedly")));
-            let ms = started.elapsed().as_millis();
-            if !json {
-                // Printed as soon as this answer and those before it are in.
-                let shown = show_one(&route, &result, ms);
-                if let Err(Error::BrokenPipe) = shown {
-                    return vec![(route, Err(Error::BrokenPipe), ms)];
-                }
-            }
-            results.push((route, result, ms));
-        }
-        results
-    });
-    if json {
-        let items: Vec<JsonReply<'_>> = results
-            .iter()
-            .map(|(route, result, ms)| match result {
-                Ok(Some(done)) => JsonReply::of(done),
-                Ok(None) | Err(_) => JsonReply {
-                    reply: None,
-                    chat: None,
-                    model: &route.model,
-                    provider: route.provider.name(),
-                    alias: &route.label,
-                    usage: None,
-                    elapsed_ms: *ms,
-                    error: Some(match result {
-                        Err(e) => e.to_string(),
-                        _ => String::new(),
-                    }),
-                },
-            })
-            .collect();
-        print_json(&items, true)?;
-    }
-    let chats: Vec<String> = results
-        .iter()
-        .filter_map(|(route, result, _)| match result {
-            Ok(Some(Done { chat: Some(id), .. })) => Some(format!("{} {id}", route.label)),
-            _ => None,
-        })
-        .collect();
-    if !chats.is_empty() {
-        ctx.ui.notice(&format!("[chats: {}]", chats.join(", ")));
-    }
-    let mut failures = results.into_iter().filter_map(|(_, r, _)| r.err());
-    match failures.next() {
-        None => Ok(()),
-        Some(Error::BrokenPipe) => Err(Error::BrokenPipe),
-        Some(first) => Err(Error::Exit(first.exit_code())),
-    }
-}
-
-/// One answer of several: a header on stdout, then the reply (or the error on stderr).
-fn show_one(route: &Route, result: &Result<Option<Done>>, ms: u128) -> Result<()> {
-    let secs = ms as f64 / 1000.0;
-    match result {
-        Ok(Some(done)) => {
-            let secs = done.ms as f64 / 1000.0;
-            let mut text = format!("── {} · {secs:.1}s ──\n{}", route.label, done.reply);
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push('\n');
-            output::print_stdout(&text)
-        }
-        Ok(None) => Ok(()),
-        Err(e) => {
-            output::print_stdout(&format!(
-                "── {} · failed after {secs:.1}s ──\n\n",
-                route.label
-            ))?;
-            output::print_error(e);
-            Ok(())
-        }
-    }
-}
-
 /// One turn of a chat: lock → load → window → send → append → unlock → footer.
-fn chat_turn(
+pub(crate) fn chat_turn(
     ctx: &Ctx,
     args: &CallArgs,
     target: Target,
@@ -897,46 +688,4 @@ fn default_route(config: &Config) -> Result<Route> {
                 .hint("set another with `ai default ALIAS`, or clear it with `ai default --clear`"),
         ),
     }
-}
-
-/// One answer in `--json` output.
-#[derive(Serialize)]
-struct JsonReply<'a> {
-    reply: Option<&'a str>,
-    chat: Option<&'a str>,
-    model: &'a str,
-    provider: &'a str,
-    alias: &'a str,
-    usage: Option<&'a Usage>,
-    elapsed_ms: u128,
-    /// Only for several models at once: why this one failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-impl<'a> JsonReply<'a> {
-    fn of(done: &'a Done) -> JsonReply<'a> {
-        JsonReply {
-            reply: Some(&done.reply),
-            chat: done.chat.as_deref(),
-            model: &done.route.model,
-            provider: done.route.provider.name(),
-            alias: &done.route.label,
-            usage: done.usage.as_ref(),
-            elapsed_ms: done.ms,
-            error: None,
-        }
-    }
-}
-
-/// One object, or (several models) an array.
-fn print_json(items: &[JsonReply<'_>], array: bool) -> Result<()> {
-    let encoded = if array {
-        serde_json::to_string(items)
-    } else {
-        serde_json::to_string(&items[0])
-    };
-    let mut text = encoded.map_err(|e| Error::backend(format!("cannot encode JSON: {e}")))?;
-    text.push('\n');
-    output::print_stdout(&text)
 }

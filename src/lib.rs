@@ -19,7 +19,9 @@ pub mod fuzz;
 mod input;
 mod modes;
 mod output;
+mod present;
 mod serve;
+mod several;
 mod signal;
 
 use clap::Parser;

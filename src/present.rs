@@ -1,0 +1,122 @@
+//! How a finished reply reaches the user: streamed, as JSON, as a bare command, or run.
+
+use serde::Serialize;
+
+use crate::alias::Route;
+use crate::call::Ctx;
+use crate::chat::record::Usage;
+use crate::cli::Modes;
+use crate::error::{Error, Result};
+use crate::output;
+
+/// How a reply reaches the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Present {
+    /// Streamed to stdout as it arrives.
+    Stream,
+    /// One JSON object (`--json`).
+    Json,
+    /// The shell command in it, bare (`cmd`).
+    Command,
+    /// The command, confirmed and run (`run`; `yes`: without asking).
+    Run { yes: bool },
+    /// Kept for the caller (several models at once).
+    Collect,
+}
+
+/// A finished turn.
+pub(crate) struct Done {
+    pub(crate) route: Route,
+    pub(crate) chat: Option<String>,
+    pub(crate) reply: String,
+    pub(crate) usage: Option<Usage>,
+    pub(crate) ms: u128,
+}
+
+impl Present {
+    pub(crate) fn of(modes: Modes, json: bool, yes: bool) -> Present {
+        if modes.run {
+            Present::Run { yes }
+        } else if modes.cmd {
+            Present::Command
+        } else if json {
+            Present::Json
+        } else {
+            Present::Stream
+        }
+    }
+
+    /// What the model is told besides the system prompt.
+    pub(crate) fn instruction(self) -> Option<String> {
+        matches!(self, Present::Command | Present::Run { .. }).then(crate::modes::instruction)
+    }
+
+    /// Show a complete reply (a streamed one is on stdout already).
+    pub(crate) fn show(self, ctx: &Ctx, done: &Done) -> Result<()> {
+        match self {
+            Present::Stream | Present::Collect => Ok(()),
+            Present::Json => print_json(&[JsonReply::of(done)], false),
+            Present::Command => {
+                output::print_stdout(&format!("{}\n", crate::modes::clean(&done.reply)))
+            }
+            Present::Run { yes } => match crate::modes::confirm_and_run(
+                &crate::modes::clean(&done.reply),
+                yes,
+                &ctx.ui,
+            )? {
+                0 => Ok(()),
+                code => Err(Error::Exit(code)),
+            },
+        }
+    }
+}
+
+/// The system prompt as sent: the chat's (or config's), and a mode's instruction after it.
+pub(crate) fn with_instruction(system: Option<String>, present: Present) -> Option<String> {
+    match (system, present.instruction()) {
+        (Some(s), Some(i)) => Some(format!("{s}\n\n{i}")),
+        (s, i) => s.or(i),
+    }
+}
+
+/// One answer in `--json` output.
+#[derive(Serialize)]
+pub(crate) struct JsonReply<'a> {
+    pub(crate) reply: Option<&'a str>,
+    pub(crate) chat: Option<&'a str>,
+    pub(crate) model: &'a str,
+    pub(crate) provider: &'a str,
+    pub(crate) alias: &'a str,
+    pub(crate) usage: Option<&'a Usage>,
+    pub(crate) elapsed_ms: u128,
+    /// Only for several models at once: why this one failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+}
+
+impl<'a> JsonReply<'a> {
+    pub(crate) fn of(done: &'a Done) -> JsonReply<'a> {
+        JsonReply {
+            reply: Some(&done.reply),
+            chat: done.chat.as_deref(),
+            model: &done.route.model,
+            provider: done.route.provider.name(),
+            alias: &done.route.label,
+            usage: done.usage.as_ref(),
+            elapsed_ms: done.ms,
+            error: None,
+        }
+    }
+}
+
+/// One object, or (several models) an array.
+pub(crate) fn print_json(items: &[JsonReply<'_>], array: bool) -> Result<()> {
+    let encoded = if array {
+        serde_json::to_string(items)
+    } else {
+        serde_json::to_string(&items[0])
+    };
+    let mut text = encoded.map_err(|e| Error::backend(format!("cannot encode JSON: {e}")))?;
+    text.push('\n');
+    output::print_stdout(&text)
+}

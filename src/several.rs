@@ -1,0 +1,149 @@
+//! Several models at once: `ai opus pro gpt "prompt"`.
+
+use std::time::Instant;
+
+use crate::alias::Route;
+use crate::call::{Ctx, Target, Turn, chat_turn, one_shot};
+use crate::cli::CallArgs;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::present::{Done, JsonReply, Present, print_json};
+
+/// Several models at once (`ai opus pro gpt "…"`): each runs in parallel as a turn of its own
+/// (and, when saving, its own new chat); the answers come in the order given, each under a
+/// header with its model and time, as soon as it and those before it are done. One failure
+/// does not hide the others; the exit code reports the first one.
+pub(crate) fn several(
+    ctx: &Ctx,
+    args: &CallArgs,
+    turn: Turn,
+    models: Vec<Route>,
+    save: bool,
+    target: Target,
+) -> Result<()> {
+    match target {
+        Target::New(None) => {}
+        _ => {
+            return Err(Error::usage(
+                "several models at once start new chats; they cannot continue one",
+            )
+            .hint("name one model to continue a chat, e.g. ai chat ID opus \"…\""));
+        }
+    }
+    if matches!(turn.present, Present::Command | Present::Run { .. }) {
+        return Err(Error::usage("cmd and run take one model")
+            .hint("name one model, e.g. ai run sonnet \"…\""));
+    }
+    let json = turn.present == Present::Json;
+    let each = |route: Route| Turn {
+        route: Some(route),
+        modes: turn.modes,
+        present: Present::Collect,
+        prompt: turn.prompt.clone(),
+        title: turn.title.clone(),
+    };
+    let go = |t: Turn| {
+        if save {
+            chat_turn(ctx, args, Target::New(None), t, None)
+        } else {
+            one_shot(ctx, args, t)
+        }
+    };
+    if args.dry_run {
+        for route in models {
+            output::print_stdout(&format!("── {} ──\n", route.label))?;
+            go(each(route))?;
+        }
+        return Ok(());
+    }
+    let started = Instant::now();
+    let results: Vec<(Route, Result<Option<Done>>, u128)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = models
+            .iter()
+            .map(|route| {
+                let t = each(route.clone());
+                let go = &go;
+                scope.spawn(move || go(t))
+            })
+            .collect();
+        let mut results = Vec::new();
+        for (route, handle) in models.into_iter().zip(handles) {
+            let result = handle
+                .join()
+                .unwrap_or_else(|_| Err(Error::backend("this model's call failed unexpectedly")));
+            let ms = started.elapsed().as_millis();
+            if !json {
+                // Printed as soon as this answer and those before it are in.
+                let shown = show_one(&route, &result, ms);
+                if let Err(Error::BrokenPipe) = shown {
+                    return vec![(route, Err(Error::BrokenPipe), ms)];
+                }
+            }
+            results.push((route, result, ms));
+        }
+        results
+    });
+    if json {
+        let items: Vec<JsonReply<'_>> = results
+            .iter()
+            .map(|(route, result, ms)| match result {
+                Ok(Some(done)) => JsonReply::of(done),
+                Ok(None) | Err(_) => JsonReply {
+                    reply: None,
+                    chat: None,
+                    model: &route.model,
+                    provider: route.provider.name(),
+                    alias: &route.label,
+                    usage: None,
+                    elapsed_ms: *ms,
+                    error: Some(match result {
+                        Err(e) => e.to_string(),
+                        _ => String::new(),
+                    }),
+                },
+            })
+            .collect();
+        print_json(&items, true)?;
+    }
+    let chats: Vec<String> = results
+        .iter()
+        .filter_map(|(route, result, _)| match result {
+            Ok(Some(Done { chat: Some(id), .. })) => Some(format!("{} {id}", route.label)),
+            _ => None,
+        })
+        .collect();
+    if !chats.is_empty() {
+        ctx.ui.notice(&format!("[chats: {}]", chats.join(", ")));
+    }
+    let mut failures = results.into_iter().filter_map(|(_, r, _)| r.err());
+    match failures.next() {
+        None => Ok(()),
+        Some(Error::BrokenPipe) => Err(Error::BrokenPipe),
+        Some(first) => Err(Error::Exit(first.exit_code())),
+    }
+}
+
+/// One answer of several: a header on stdout, then the reply (or the error on stderr).
+fn show_one(route: &Route, result: &Result<Option<Done>>, ms: u128) -> Result<()> {
+    let secs = ms as f64 / 1000.0;
+    match result {
+        Ok(Some(done)) => {
+            let secs = done.ms as f64 / 1000.0;
+            let mut text = format!("── {} · {secs:.1}s ──\n{}", route.label, done.reply);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push('\n');
+            output::print_stdout(&text)
+        }
+        Ok(None) => Ok(()),
+        Err(e) => {
+            output::print_stdout(&format!(
+                "── {} · failed after {secs:.1}s ──\n\n",
+                route.label
+            ))?;
+            output::print_error(e);
+            Ok(())
+        }
+    }
+}
