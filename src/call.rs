@@ -310,10 +310,12 @@ pub(crate) fn chat_turn(
         .min(usize::try_from(context.saturating_mul(3) / 4).unwrap_or(usize::MAX))
         .max(1);
     if let Some(c) = chat.as_mut() {
-        let weight = weigh(c, system.as_deref(), &turn.prompt);
+        let weight = compact::weigh(c, system.as_deref(), &turn.prompt);
         if weight * 100 > context * 85 {
             match ctx.config.chat.on_overflow.unwrap_or_default() {
-                Overflow::Window => ctx.ui.warn(&overflow_warning(c, &route, weight, context)),
+                Overflow::Window => ctx
+                    .ui
+                    .warn(&compact::overflow_warning(c, &route, weight, context)),
                 Overflow::Fail => {
                     let e = Error::usage(format!(
                         "chat {} is about {weight} tokens, {}% of the {context} that {} accepts",
@@ -365,7 +367,7 @@ pub(crate) fn chat_turn(
         _ => 0,
     };
     let win = window::select(&history, unloaded, system.as_deref(), &turn.prompt, budget);
-    let prior_weight = chat.as_ref().map_or(0, prior_tokens);
+    let prior_weight = chat.as_ref().map_or(0, compact::prior_tokens);
     let turn_no = chat.as_ref().map_or(0, |c| c.turns) + 1;
     if win.left_out > 0 {
         let id = chat.as_ref().map_or("", |c| c.id.as_str());
@@ -532,54 +534,6 @@ pub(crate) fn chat_turn(
             Err(e)
         }
     }
-}
-
-/// Estimated tokens of the conversation since its latest summary, before this turn: the count
-/// kept on the newest reply written after that summary, plus any later messages.
-pub(crate) fn prior_tokens(chat: &Chat) -> u64 {
-    let summary = chat.header.summary.as_ref();
-    let through = summary.map_or(0, |s| s.through_turn);
-    let mut extra = 0u64;
-    for r in chat.records.iter().rev() {
-        let Record::Message(m) = r else { continue };
-        if m.turn.is_some_and(|t| t <= through) {
-            return extra;
-        }
-        // A count written before the latest summary still includes what it replaced.
-        let current = summary.is_none_or(|s| m.ts >= s.ts);
-        if let (Role::Assistant, Some(n), true) = (m.role, m.history_tokens, current) {
-            return n + extra;
-        }
-        extra += window::estimate(&m.content) as u64;
-    }
-    // Nothing counted in what was read: guess the rest from its size (JSON adds about a fifth).
-    extra
-        + if chat.complete {
-            0
-        } else {
-            chat.unread_bytes / 5
-        }
-}
-
-/// Estimated tokens a turn with everything since the summary would send.
-fn weigh(chat: &Chat, system: Option<&str>, prompt: &str) -> u64 {
-    let summary = chat.header.summary.as_ref();
-    let system = compact::with_summary(system, summary);
-    prior_tokens(chat)
-        + system.as_deref().map_or(0, window::estimate) as u64
-        + window::estimate(prompt) as u64
-}
-
-fn overflow_warning(chat: &Chat, route: &Route, weight: u64, context: u64) -> String {
-    let id = &chat.id;
-    format!(
-        "chat {id} is about {weight} estimated tokens, {}% of the {context} that {model} accepts. Your choices:\n  \
-         continue as is (older messages are left out of what is sent): nothing to do\n  \
-         summarize older turns into one message: ai chat compact {id}\n  \
-         start a new chat (this one is kept): ai {model} chat \"…\"",
-        weight * 100 / context.max(1),
-        model = route.label,
-    )
 }
 
 /// Save a prompt that was not sent, so `ai chat retry` can send it later.

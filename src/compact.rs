@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::alias::Route;
 use crate::backend::{self, Message, Request, Role};
 use crate::call::Ctx;
-use crate::chat::record::{self, MessageRec, SummaryRec};
+use crate::chat::record::{self, MessageRec, Record, SummaryRec};
 use crate::chat::store::{Chat, Wait};
 use crate::chat::window;
 use crate::cli::Modes;
@@ -163,4 +163,52 @@ impl Sink for Quiet {
     fn chunk(&mut self, _: &[u8]) -> Result<()> {
         Ok(())
     }
+}
+
+/// Estimated tokens of the conversation since its latest summary, before this turn: the count
+/// kept on the newest reply written after that summary, plus any later messages.
+pub(crate) fn prior_tokens(chat: &Chat) -> u64 {
+    let summary = chat.header.summary.as_ref();
+    let through = summary.map_or(0, |s| s.through_turn);
+    let mut extra = 0u64;
+    for r in chat.records.iter().rev() {
+        let Record::Message(m) = r else { continue };
+        if m.turn.is_some_and(|t| t <= through) {
+            return extra;
+        }
+        // A count written before the latest summary still includes what it replaced.
+        let current = summary.is_none_or(|s| m.ts >= s.ts);
+        if let (Role::Assistant, Some(n), true) = (m.role, m.history_tokens, current) {
+            return n + extra;
+        }
+        extra += window::estimate(&m.content) as u64;
+    }
+    // Nothing counted in what was read: guess the rest from its size (JSON adds about a fifth).
+    extra
+        + if chat.complete {
+            0
+        } else {
+            chat.unread_bytes / 5
+        }
+}
+
+/// Estimated tokens a turn with everything since the summary would send.
+pub(crate) fn weigh(chat: &Chat, system: Option<&str>, prompt: &str) -> u64 {
+    let summary = chat.header.summary.as_ref();
+    let system = with_summary(system, summary);
+    prior_tokens(chat)
+        + system.as_deref().map_or(0, window::estimate) as u64
+        + window::estimate(prompt) as u64
+}
+
+pub(crate) fn overflow_warning(chat: &Chat, route: &Route, weight: u64, context: u64) -> String {
+    let id = &chat.id;
+    format!(
+        "chat {id} is about {weight} estimated tokens, {}% of the {context} that {model} accepts. Your choices:\n  \
+         continue as is (older messages are left out of what is sent): nothing to do\n  \
+         summarize older turns into one message: ai chat compact {id}\n  \
+         start a new chat (this one is kept): ai {model} chat \"…\"",
+        weight * 100 / context.max(1),
+        model = route.label,
+    )
 }
