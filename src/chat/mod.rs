@@ -1,6 +1,7 @@
 //! Persistent chats: the file format, the store, the window.
 
 pub(crate) mod legacy;
+pub(crate) mod parse;
 pub(crate) mod record;
 pub(crate) mod store;
 pub(crate) mod window;
