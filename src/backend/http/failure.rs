@@ -1,0 +1,441 @@
+//! Why an HTTP call failed, whether to try again, and the one clear error for it.
+
+use std::time::Duration;
+
+use rand::Rng;
+use serde_json::Value;
+
+use super::provider::Resolved;
+use crate::error::Error;
+
+/// The useful parts of any provider's error body.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ErrorBody {
+    pub(crate) message: String,
+    /// `type`, `status` or `code`, as text.
+    pub(crate) code: String,
+    /// Gemini's `RetryInfo.retryDelay`.
+    pub(crate) retry_delay: Option<Duration>,
+}
+
+impl ErrorBody {
+    /// An `error` value: a string (Ollama) or an object (everyone else).
+    pub(crate) fn from_value(v: &Value) -> ErrorBody {
+        match v {
+            Value::String(s) => ErrorBody {
+                message: s.clone(),
+                ..ErrorBody::default()
+            },
+            Value::Object(m) => {
+                let text = |k: &str| match m.get(k) {
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(Value::Number(n)) => Some(n.to_string()),
+                    _ => None,
+                };
+                let mut code: Vec<String> = ["type", "status", "code"]
+                    .iter()
+                    .filter_map(|k| text(k))
+                    .collect();
+                let mut retry_delay = None;
+                if let Some(Value::Array(details)) = m.get("details") {
+                    for d in details {
+                        if let Some(Value::String(delay)) = d.get("retryDelay") {
+                            retry_delay = parse_seconds(delay);
+                        }
+                        if let Some(Value::String(reason)) = d.get("reason") {
+                            code.push(reason.clone());
+                        }
+                    }
+                }
+                ErrorBody {
+                    message: text("message").unwrap_or_default(),
+                    code: code.join(" "),
+                    retry_delay,
+                }
+            }
+            other => ErrorBody {
+                message: other.to_string(),
+                ..ErrorBody::default()
+            },
+        }
+    }
+
+    /// An error response body of any shape (JSON or not).
+    pub(crate) fn parse(body: &str) -> ErrorBody {
+        match serde_json::from_str::<Value>(body) {
+            Ok(v) => match v.get("error") {
+                Some(e) => ErrorBody::from_value(e),
+                None => ErrorBody::from_value(&v),
+            },
+            Err(_) => {
+                let t = body.trim();
+                let cut = t.char_indices().nth(300).map_or(t.len(), |(i, _)| i);
+                ErrorBody {
+                    message: t[..cut].to_owned(),
+                    ..ErrorBody::default()
+                }
+            }
+        }
+    }
+}
+
+/// Why a whole (non-streamed) reply could not be used.
+#[derive(Debug)]
+pub(crate) enum Bad {
+    /// Not the shape this protocol promises.
+    Invalid(String),
+    /// The provider said no, in a 200 reply (an error body, a blocked prompt).
+    Provider(ErrorBody),
+}
+
+/// A prompt refused by the provider's safety filter.
+pub(crate) fn blocked(reason: &str) -> ErrorBody {
+    ErrorBody {
+        message: format!("the prompt was blocked ({reason})"),
+        code: "blocked".into(),
+        retry_delay: None,
+    }
+}
+
+/// `"30s"`, `"1.5s"` → a duration.
+fn parse_seconds(text: &str) -> Option<Duration> {
+    let secs: f64 = text.trim().trim_end_matches('s').parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// Why an attempt failed, before any text was printed.
+pub(crate) enum Failure {
+    Transport(ureq::Error),
+    Io(std::io::Error),
+    Status {
+        status: u16,
+        headers: ureq::http::HeaderMap,
+        body: ErrorBody,
+    },
+    InStream(ErrorBody),
+    /// The stream ended early, with nothing printed.
+    Cut(Error),
+    /// Not worth retrying.
+    Final(Error),
+}
+
+impl Failure {
+    /// How long to wait before the next attempt, or `None` when it must not be retried.
+    pub(crate) fn retry_delay(&self, attempt: u32) -> Option<Duration> {
+        let backoff = || {
+            let base = 0.5 * 2f64.powi(attempt as i32);
+            let jitter = rand::rng().random_range(0.75..1.25);
+            Duration::from_secs_f64((base * jitter).min(8.0))
+        };
+        match self {
+            Failure::Transport(e) => match e {
+                ureq::Error::ConnectionFailed | ureq::Error::Io(_) => Some(backoff()),
+                ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve) => {
+                    Some(backoff())
+                }
+                _ => None,
+            },
+            Failure::Io(_) | Failure::Cut(_) => Some(backoff()),
+            // An error event before any text is the server's trouble unless it says the request
+            // itself is wrong (PROTOCOLS.md: treat them as retryable).
+            Failure::InStream(body) => (!client_error(body)).then(backoff),
+            Failure::Status {
+                status,
+                headers,
+                body,
+            } => {
+                let header = |k: &str| {
+                    headers
+                        .get(k)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned)
+                };
+                match header("x-should-retry").as_deref() {
+                    Some("false") => return None,
+                    Some("true") => {}
+                    _ => {
+                        let retryable = matches!(status, 408 | 409 | 429 | 529) || *status >= 500;
+                        if !retryable || quota(*status, body) {
+                            return None;
+                        }
+                    }
+                }
+                let asked = header("retry-after-ms")
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+                    .or_else(|| header("retry-after").and_then(|v| retry_after(&v)))
+                    .or(body.retry_delay);
+                match asked {
+                    // Honour what the server asks, up to a minute; longer is not worth waiting.
+                    Some(d) if d <= Duration::from_secs(60) => Some(d),
+                    Some(_) => None,
+                    None => Some(backoff()),
+                }
+            }
+            Failure::Final(_) => None,
+        }
+    }
+
+    pub(crate) fn short(&self) -> String {
+        match self {
+            Failure::Transport(e) => format!("could not be reached ({e})"),
+            Failure::Io(e) => format!("connection failed ({e})"),
+            Failure::Status { status, .. } => format!("answered {status}"),
+            Failure::InStream(b) => format!("reported an error ({})", b.message),
+            Failure::Cut(_) => "cut the reply short".to_owned(),
+            Failure::Final(e) => e.to_string(),
+        }
+    }
+
+    pub(crate) fn into_error(self, p: &Resolved, model: &str) -> Error {
+        let e = match self {
+            Failure::Transport(e) => transport_error(p, e),
+            Failure::Io(e) if is_timeout(&e) => timeout_error(p),
+            Failure::Io(e) => Error::backend(format!("the connection to {} failed: {e}", p.name))
+                .hint(format!(
+                    "check the network and the base URL ({})",
+                    p.base_from
+                )),
+            Failure::Status { status, body, .. } => status_error(p, model, status, &body),
+            Failure::InStream(body) => {
+                let msg = one_line(&body.message);
+                if body.code == "blocked" {
+                    Error::backend(format!("{}: {msg}", p.name))
+                        .hint("the provider's safety filter refused it; rephrase the prompt")
+                } else if overloaded(&body) {
+                    Error::backend(format!("{} is overloaded: {msg}", p.name))
+                        .hint("try again shortly")
+                } else {
+                    Error::backend(format!("{} reported an error: {msg}", p.name))
+                        .hint("`ai --dry-run …` prints the request that was sent")
+                }
+            }
+            Failure::Cut(e) | Failure::Final(e) => e,
+        };
+        redact_error(e, p)
+    }
+}
+
+/// An error about the request itself: resending it cannot help.
+fn client_error(body: &ErrorBody) -> bool {
+    let c = body.code.to_lowercase();
+    [
+        "invalid_request",
+        "authentication",
+        "permission",
+        "not_found",
+        "blocked",
+        "invalid_argument",
+    ]
+    .iter()
+    .any(|k| c.contains(k))
+        || quota(200, body)
+}
+
+fn overloaded(body: &ErrorBody) -> bool {
+    let c = body.code.to_lowercase();
+    c.contains("overloaded")
+        || c.contains("unavailable")
+        || body.message.to_lowercase().contains("overloaded")
+}
+
+fn quota(status: u16, body: &ErrorBody) -> bool {
+    let text = format!("{} {}", body.code, body.message).to_lowercase();
+    status == 402
+        || text.contains("insufficient_quota")
+        || text.contains("billing")
+        || text.contains("credit")
+}
+
+/// `Retry-After`: seconds, or an HTTP date.
+fn retry_after(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let wait = when.signed_duration_since(chrono::Utc::now());
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
+}
+
+fn one_line(text: &str) -> String {
+    let flat = crate::output::sanitize(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match flat.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
+}
+
+fn transport_error(p: &Resolved, e: ureq::Error) -> Error {
+    let base = &p.base_url;
+    match e {
+        ureq::Error::ConnectionFailed => {
+            Error::backend(format!("cannot connect to {base}: connection refused")).hint(format!(
+                "is the server running? The base URL comes from {}",
+                p.base_from
+            ))
+        }
+        ureq::Error::HostNotFound => Error::backend(format!("cannot find the host of {base}"))
+            .hint(format!(
+                "check the base URL (from {}) and the network",
+                p.base_from
+            )),
+        ureq::Error::Timeout(_) => timeout_error(p),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Error::backend(format!("cannot connect to {base}: connection refused")).hint(format!(
+                "is the server running? The base URL comes from {}",
+                p.base_from
+            ))
+        }
+        other => Error::backend(format!("the request to {} failed: {other}", p.name)).hint(
+            format!("check the network and the base URL ({})", p.base_from),
+        ),
+    }
+}
+
+fn timeout_error(p: &Resolved) -> Error {
+    Error::backend(format!(
+        "no answer from {} within {}",
+        p.name,
+        crate::backend::process::human_duration(p.timeout)
+    ))
+    .hint("allow longer with --timeout SECS, or \"timeout\" in config.json")
+}
+
+/// A timeout while the body is read reaches us as an `io::Error` wrapping ureq's own error.
+pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
+}
+
+fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Error {
+    let name = &p.name;
+    let msg = one_line(&body.message);
+    let detail = if msg.is_empty() {
+        format!("{status}")
+    } else {
+        format!("{status}: {msg}")
+    };
+    let lower = format!("{} {}", body.code, body.message).to_lowercase();
+    let key_problem = status == 401
+        || status == 403
+        || (status == 400 && (lower.contains("api_key_invalid") || lower.contains("api key")));
+    if key_problem {
+        return Error::config(format!("{name} rejected the API key ({detail})"))
+            .hint(format!("set {} to a valid key", p.key_var));
+    }
+    if quota(status, body) {
+        return Error::backend(format!("{name}: quota or credits used up ({detail})"))
+            .hint(format!("check the plan and billing of your {name} account"));
+    }
+    if status == 404 {
+        return Error::not_found(format!("{name} does not know the model '{model}' ({detail})")).hint(format!(
+            "check the model name (`ai list` shows aliases); if it is right, check the base URL ({})",
+            p.base_from
+        ));
+    }
+    let too_long = [
+        "context length",
+        "context window",
+        "maximum context",
+        "too long",
+        "too many tokens",
+        "context_length",
+    ];
+    if matches!(status, 400 | 413) && too_long.iter().any(|t| lower.contains(t)) {
+        return Error::backend(format!(
+            "the conversation is too long for {model} ({detail})"
+        ))
+        .hint("lower \"chat.window_tokens\" in config.json, or start a new chat");
+    }
+    if status == 429 {
+        return Error::backend(format!("{name} is rate limiting these requests ({detail})"))
+            .hint(format!("wait a little, or set \"max_requests_per_minute\" under \"providers\".\"{name}\" in config.json"));
+    }
+    if status == 529 || status == 503 || overloaded(body) {
+        return Error::backend(format!("{name} is overloaded ({detail})"))
+            .hint("try again shortly");
+    }
+    if status >= 500 {
+        return Error::backend(format!("{name} had a server error ({detail})"))
+            .hint("try again shortly");
+    }
+    Error::backend(format!("{name} refused the request ({detail})"))
+        .hint("`ai --dry-run …` prints the request that was sent")
+}
+
+/// Make sure no error text carries the key (a server may echo it).
+fn redact_error(e: Error, p: &Resolved) -> Error {
+    let Some(key) = p.key.as_deref().filter(|k| k.len() >= 4) else {
+        return e;
+    };
+    let clean = |s: String| s.replace(key, "***");
+    match e {
+        Error::Usage { msg, hint } => Error::Usage {
+            msg: clean(msg),
+            hint: hint.map(clean),
+        },
+        Error::Config { msg, hint } => Error::Config {
+            msg: clean(msg),
+            hint: hint.map(clean),
+        },
+        Error::NotFound { msg, hint } => Error::NotFound {
+            msg: clean(msg),
+            hint: hint.map(clean),
+        },
+        Error::Backend { msg, hint } => Error::Backend {
+            msg: clean(msg),
+            hint: hint.map(clean),
+        },
+        Error::Busy { msg, hint } => Error::Busy {
+            msg: clean(msg),
+            hint: hint.map(clean),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies() {
+        let b = ErrorBody::parse(
+            r#"{"error":{"message":"nope","type":"invalid_request_error","param":null,"code":"insufficient_quota"}}"#,
+        );
+        assert_eq!(b.message, "nope");
+        assert!(quota(429, &b));
+        let g = ErrorBody::parse(
+            r#"{"error":{"code":429,"message":"slow","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}}"#,
+        );
+        assert_eq!(g.retry_delay, Some(Duration::from_secs(30)));
+        assert_eq!(
+            ErrorBody::parse(r#"{"error":"model \"x\" not found"}"#).message,
+            "model \"x\" not found"
+        );
+        assert_eq!(
+            ErrorBody::parse("<html>bad gateway</html>").message,
+            "<html>bad gateway</html>"
+        );
+        let a = ErrorBody::parse(
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        );
+        assert!(overloaded(&a));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(
+            retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after("soon"), None);
+    }
+}
