@@ -899,7 +899,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__list)
-            opts="-h --json --help"
+            opts="-h --json --providers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -87,6 +87,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;list'= {
             cand --json 'Print JSON instead of a table'
+            cand --providers 'Only the providers (every CLI and HTTP API, with or without an alias)'
             cand -h 'Print help'
             cand --help 'Print help'
         }

@@ -50,6 +50,7 @@ complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API (G
 complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand list" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand list" -l providers -d 'Only the providers (every CLI and HTTP API, with or without an alias)'
 complete -c ai -n "__fish_ai_using_subcommand list" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand default" -l clear -d 'Remove the default'
 complete -c ai -n "__fish_ai_using_subcommand default" -s h -l help -d 'Print help'

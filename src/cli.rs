@@ -135,6 +135,9 @@ pub(crate) enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Only the providers (every CLI and HTTP API, with or without an alias).
+        #[arg(long)]
+        providers: bool,
     },
     /// Show, set or clear the model used when a call names none.
     Default {

@@ -95,7 +95,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             call::run(Entry::Reply, &call, &words, literal_from(&words))
         }
         Some(Command::Init) => commands::init::run(),
-        Some(Command::List { json }) => commands::list::run(json),
+        Some(Command::List { json, providers }) => commands::list::run(json, providers),
         Some(Command::Default { alias, clear }) => {
             commands::default::run(alias.as_deref(), clear, &ui)
         }

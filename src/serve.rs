@@ -173,12 +173,7 @@ fn handle(mut req: Request, token: Option<&str>, exe: &std::path::Path) {
             reply(req, status, &body)
         }
         (Method::Get, "/providers") => {
-            let (status, body) = run_ai(exe, &["list", "--json"], None);
-            let body = if status == 200 {
-                providers(&body)
-            } else {
-                body
-            };
+            let (status, body) = run_ai(exe, &["list", "--providers", "--json"], None);
             reply(req, status, &body)
         }
         (Method::Post, "/call") => {
@@ -231,19 +226,6 @@ fn handle(mut req: Request, token: Option<&str>, exe: &std::path::Path) {
             ),
         ),
     }
-}
-
-/// `/providers`: from the alias list, one entry per provider.
-fn providers(list: &Value) -> Value {
-    let mut out: Vec<Value> = Vec::new();
-    for row in list.as_array().into_iter().flatten() {
-        let name = row["provider"].as_str().unwrap_or("");
-        if name.is_empty() || out.iter().any(|p| p["name"] == name) {
-            continue;
-        }
-        out.push(json!({"name": name, "usable": row["usable"], "status": row["status"]}));
-    }
-    Value::Array(out)
 }
 
 /// POST /call: one `ai` process, the prompt on its stdin.

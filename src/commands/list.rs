@@ -25,19 +25,88 @@ struct Row {
     status: String,
 }
 
-pub(crate) fn run(json: bool) -> Result<()> {
+/// One provider: a backend CLI, an HTTP API, a custom CLI, or the built-in echo.
+#[derive(Serialize)]
+struct ProviderRow {
+    name: String,
+    /// `cli`, `http`, `custom` or `builtin`.
+    kind: &'static str,
+    /// How to name any of its models.
+    use_as: String,
+    usable: bool,
+    status: String,
+}
+
+pub(crate) fn run(json: bool, providers_only: bool) -> Result<()> {
     let home = Home::locate()?;
     let config = Config::load(&home)?;
-    let rows = rows(&config)?;
-    let text = if json {
-        let mut t =
-            serde_json::to_string_pretty(&rows).map_err(|e| Error::backend(e.to_string()))?;
+    let encode = |v: serde_json::Result<String>| -> Result<String> {
+        let mut t = v.map_err(|e| Error::backend(e.to_string()))?;
         t.push('\n');
-        t
-    } else {
-        render(&rows)
+        Ok(t)
+    };
+    let text = match (providers_only, json) {
+        (true, true) => encode(serde_json::to_string_pretty(&providers(&config)?))?,
+        (true, false) => render_providers(&providers(&config)?),
+        (false, true) => encode(serde_json::to_string_pretty(&rows(&config)?))?,
+        (false, false) => format!(
+            "{}\n{}",
+            render(&rows(&config)?),
+            render_providers(&providers(&config)?)
+        ),
     };
     output::print_stdout(&text)
+}
+
+/// Every provider, whether or not an alias uses it.
+fn providers(config: &Config) -> Result<Vec<ProviderRow>> {
+    let mut list: Vec<(Provider, &'static str)> = crate::alias::Cli::ALL
+        .into_iter()
+        .map(|c| (Provider::Cli(c), "cli"))
+        .collect();
+    list.extend(http_provider::builtin_names().map(|n| (Provider::Http(n.to_owned()), "http")));
+    for name in http_provider::configured(config)?.into_keys() {
+        if !list.iter().any(|(p, _)| p.name() == name) {
+            list.push((Provider::Http(name), "http"));
+        }
+    }
+    list.extend(
+        config
+            .backends
+            .keys()
+            .map(|n| (Provider::Custom(n.clone()), "custom")),
+    );
+    list.push((Provider::Echo, "builtin"));
+    Ok(list
+        .into_iter()
+        .map(|(p, kind)| {
+            let (usable, status) = provider_status(&p, config);
+            ProviderRow {
+                name: p.name().to_owned(),
+                kind,
+                use_as: format!("{}:MODEL", p.name()),
+                usable,
+                status,
+            }
+        })
+        .collect())
+}
+
+fn render_providers(rows: &[ProviderRow]) -> String {
+    let mut table = Table::new();
+    table.load_preset(presets::NOTHING);
+    table.set_header(vec!["PROVIDER", "USE AS", "STATUS"]);
+    for r in rows {
+        let mark = if r.usable { "ready" } else { "unavailable" };
+        table.add_row(vec![
+            r.name.clone(),
+            r.use_as.clone(),
+            format!("{mark}: {}", r.status),
+        ]);
+    }
+    let mut out = output::trim_lines(&table.to_string());
+    out.push('\n');
+    out
 }
 
 fn rows(config: &Config) -> Result<Vec<Row>> {

@@ -276,3 +276,38 @@ fn default_to_a_stale_alias_is_a_config_error() {
         stderr(&out)
     );
 }
+
+/// Every provider is listed, with or without an alias, and whether it has what it needs.
+#[test]
+fn list_providers_shows_every_provider_and_its_key() {
+    let env = Env::new();
+    let out = env
+        .ai()
+        .args(["list", "--providers", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let find = |name: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(find("claude")["usable"], true);
+    assert_eq!(find("openai")["usable"], false);
+    assert!(
+        find("openai")["status"]
+            .as_str()
+            .unwrap()
+            .contains("OPENAI_API_KEY")
+    );
+    assert_eq!(find("anthropic")["use_as"], "anthropic:MODEL");
+    // The plain table shows the providers after the aliases.
+    let out = env.ai().args(["list"]).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("PROVIDER    USE AS"), "{text}");
+    assert!(text.contains("needs OPENAI_API_KEY"), "{text}");
+}
