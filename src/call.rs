@@ -211,7 +211,12 @@ pub(crate) fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<Option<
     }
     let started = Instant::now();
     let mut sink = ReplySink::new(turn.present == Present::Stream);
-    let outcome = backend::send(&req, &ctx.config, &mut sink, &ctx.ui)?;
+    if turn.present != Present::Collect {
+        sink = sink.spinning(&ctx.ui, &route.label);
+    }
+    let sent = backend::send(&req, &ctx.config, &mut sink, &ctx.ui);
+    sink.stop_spinner();
+    let outcome = sent?;
     let usage = outcome.usage.clone();
     outcome.into_result()?;
     let reply = sink.finish()?;
@@ -415,7 +420,12 @@ pub(crate) fn chat_turn(
 
     let started = Instant::now();
     let mut sink = ReplySink::new(turn.present == Present::Stream);
-    let outcome = match backend::send(&req, &ctx.config, &mut sink, &ctx.ui) {
+    if turn.present != Present::Collect {
+        sink = sink.spinning(&ctx.ui, &route.label);
+    }
+    let sent = backend::send(&req, &ctx.config, &mut sink, &ctx.ui);
+    sink.stop_spinner();
+    let outcome = match sent {
         Ok(o) => o,
         Err(e) => backend::Outcome {
             text: String::new(),

@@ -10,6 +10,8 @@ use crate::error::Error;
 pub(crate) struct Ui {
     pub(crate) quiet: bool,
     pub(crate) color: bool,
+    /// stderr is a terminal (where a spinner may be on the current line).
+    tty: bool,
 }
 
 impl Ui {
@@ -17,13 +19,24 @@ impl Ui {
         Ui {
             quiet,
             color: stderr_color(),
+            tty: io::stderr().is_terminal(),
         }
+    }
+
+    /// On a terminal, start from a clean line (a spinner may be showing).
+    fn line_start(&self) -> &'static str {
+        if self.tty { "\r\x1b[K" } else { "" }
     }
 
     /// A notice (`ai: …`), silenced by `-q`.
     pub(crate) fn notice(&self, msg: &str) {
         if !self.quiet {
-            let _ = writeln!(io::stderr().lock(), "{}", self.paint("2", msg));
+            let _ = writeln!(
+                io::stderr().lock(),
+                "{}{}",
+                self.line_start(),
+                self.paint("2", msg)
+            );
         }
     }
 
@@ -31,7 +44,7 @@ impl Ui {
     pub(crate) fn warn(&self, msg: &str) {
         if !self.quiet {
             let label = self.paint("33", "warning:");
-            let _ = writeln!(io::stderr().lock(), "{label} {msg}");
+            let _ = writeln!(io::stderr().lock(), "{}{label} {msg}", self.line_start());
         }
     }
 
@@ -95,6 +108,7 @@ pub(crate) trait Sink {
 pub(crate) struct ReplySink {
     captured: Vec<u8>,
     to_stdout: bool,
+    spinner: Option<Spinner>,
 }
 
 impl ReplySink {
@@ -102,11 +116,24 @@ impl ReplySink {
         ReplySink {
             captured: Vec::new(),
             to_stdout,
+            spinner: None,
         }
     }
 
+    /// Show a spinner on stderr (terminals only, not with `-q`) until the first byte of reply.
+    pub(crate) fn spinning(mut self, ui: &Ui, label: &str) -> ReplySink {
+        self.spinner = Spinner::start(ui, label);
+        self
+    }
+
+    /// Stop and clear the spinner (before anything else is printed).
+    pub(crate) fn stop_spinner(&mut self) {
+        self.spinner.take();
+    }
+
     /// End the streamed reply with a newline if it lacks one; return the text.
-    pub(crate) fn finish(self) -> Result<String, Error> {
+    pub(crate) fn finish(mut self) -> Result<String, Error> {
+        self.spinner.take();
         if self.to_stdout && !self.captured.is_empty() && !self.captured.ends_with(b"\n") {
             let mut out = io::stdout().lock();
             out.write_all(b"\n")
@@ -123,6 +150,10 @@ impl ReplySink {
 
 impl Sink for ReplySink {
     fn chunk(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.to_stdout {
+            // The spinner's line is cleared before the reply starts on the same terminal.
+            self.spinner.take();
+        }
         self.captured.extend_from_slice(bytes);
         if self.to_stdout {
             let mut out = io::stdout().lock();
@@ -131,6 +162,60 @@ impl Sink for ReplySink {
                 .map_err(stdout_error)?;
         }
         Ok(())
+    }
+}
+
+/// A spinner on stderr while a backend thinks: only on a terminal, never with `-q`; it appears
+/// after a moment (instant replies never flash it) and clears its line when dropped.
+pub(crate) struct Spinner {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    pub(crate) fn start(ui: &Ui, label: &str) -> Option<Spinner> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        if ui.quiet || !io::stderr().is_terminal() {
+            return None;
+        }
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let label = sanitize(label);
+        let thread = std::thread::spawn(move || {
+            const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+            let started = std::time::Instant::now();
+            std::thread::park_timeout(std::time::Duration::from_millis(200));
+            let mut shown = false;
+            let mut i = 0;
+            while !flag.load(Ordering::SeqCst) {
+                let secs = started.elapsed().as_secs();
+                let _ = write!(
+                    io::stderr().lock(),
+                    "\r{} {label} {secs}s",
+                    FRAMES[i % FRAMES.len()]
+                );
+                shown = true;
+                i += 1;
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
+            }
+            if shown {
+                let _ = write!(io::stderr().lock(), "\r\x1b[K");
+            }
+        });
+        Some(Spinner {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
     }
 }
 
