@@ -344,7 +344,21 @@ pub(crate) fn chat_turn(
                         weight * 100 / context.max(1),
                         route.label
                     ));
-                    compact::run(ctx, c, &route, compact::DEFAULT_KEEP, timeout)?;
+                    // The prompt is never lost: if summarizing fails (or is interrupted), it is
+                    // kept for `ai chat retry`, as a failed turn's would be.
+                    let _defer = signal::Defer::start();
+                    let compacted = compact::run(ctx, c, &route, compact::DEFAULT_KEEP, timeout)
+                        .and_then(|_| {
+                            if signal::interrupted() {
+                                Err(Error::Interrupted)
+                            } else {
+                                Ok(())
+                            }
+                        });
+                    if let Err(e) = compacted {
+                        keep_pending(c, &turn.prompt, &route, &e, &ctx.ui)?;
+                        return Err(e);
+                    }
                 }
                 Overflow::Compact => {}
             }
@@ -352,8 +366,11 @@ pub(crate) fn chat_turn(
     }
     let summary = chat.as_ref().and_then(|c| c.header.summary.clone());
     let through = summary.as_ref().map_or(0, |s| s.through_turn);
+    // What a new chat stores is the system prompt alone; what is sent adds the summary and a
+    // mode's instruction.
+    let chat_system = system;
     let system = with_instruction(
-        compact::with_summary(system.as_deref(), summary.as_ref()),
+        compact::with_summary(chat_system.as_deref(), summary.as_ref()),
         turn.present,
     );
     let history: Vec<&MessageRec> = chat
@@ -404,7 +421,7 @@ pub(crate) fn chat_turn(
                 id: String::new(),
                 created: record::now(),
                 model: Some(route.label.clone()),
-                system: system.clone(),
+                system: chat_system.clone(),
                 title: Some(turn.title.clone()).filter(|t| !t.is_empty()),
                 summary: None,
             };

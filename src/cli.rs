@@ -121,7 +121,9 @@ impl CallArgs {
 
 fn parse_secs(s: &str) -> std::result::Result<Duration, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(Duration::from_secs_f64(v)),
+        Ok(v) if v > 0.0 && Duration::try_from_secs_f64(v).is_ok() => {
+            Ok(Duration::from_secs_f64(v))
+        }
         _ => Err(format!("'{s}' is not a positive number of seconds")),
     }
 }
@@ -436,8 +438,19 @@ pub(crate) fn resolve_words(
             _ => match alias::resolve(w, config)? {
                 Some(route) => models.push(route),
                 None => {
-                    let more_follow = i + 1 < words.len();
-                    if models.is_empty() && more_follow && alias::looks_like_model(w, config) {
+                    // A near-miss alias is a mistyped model only when the call is shaped like
+                    // one: `provider:model`, `@effort`, or a single (or quoted) prompt after it.
+                    // `ai code review this` is a prompt, not a typo of `codex`.
+                    let next = words.get(i + 1);
+                    let call_shaped = w.contains(':')
+                        || w.contains('@')
+                        || i + 2 == words.len()
+                        || next.is_some_and(|n| n.chars().any(char::is_whitespace));
+                    if models.is_empty()
+                        && next.is_some()
+                        && call_shaped
+                        && alias::looks_like_model(w, config)
+                    {
                         return Err(alias::unknown(w, config));
                     }
                     break;
@@ -667,6 +680,32 @@ mod tests {
         let r = resolve_words_top(&w(&["explain", "recursion"]), usize::MAX, &cfg()).unwrap();
         assert!(r.models.is_empty());
         assert_eq!(r.prompt, "explain recursion");
+    }
+
+    #[test]
+    fn english_first_words_are_prompts() {
+        for words in [
+            &["code", "review", "this"][..],
+            &["open", "the", "door"],
+            &["fast", "way", "to", "sort"],
+        ] {
+            let r = resolve_words_top(&w(words), usize::MAX, &cfg()).unwrap();
+            assert!(r.models.is_empty(), "{words:?}");
+            assert_eq!(r.prompt, words.join(" "));
+        }
+        // Shaped like a call with a mistyped model: an error with a suggestion.
+        assert_eq!(
+            resolve_words_top(&w(&["sonet", "explain this"]), usize::MAX, &cfg())
+                .unwrap_err()
+                .exit_code(),
+            4
+        );
+        assert_eq!(
+            resolve_words_top(&w(&["codx", "hi"]), usize::MAX, &cfg())
+                .unwrap_err()
+                .exit_code(),
+            4
+        );
     }
 
     #[test]

@@ -196,7 +196,9 @@ impl Config {
             .map_err(|e| invalid(strip_serde_position(&e.to_string())))?;
         let timeout = match known.timeout {
             None => DEFAULT_TIMEOUT,
-            Some(secs) if secs.is_finite() && secs > 0.0 => Duration::from_secs_f64(secs),
+            Some(secs) if secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok() => {
+                Duration::from_secs_f64(secs)
+            }
             Some(secs) => {
                 return Err(invalid(format!(
                     "\"timeout\" must be a positive number of seconds, not {secs}"

@@ -14,6 +14,8 @@ pub(crate) struct Parsed {
     /// Bytes of records before the first one read.
     pub(crate) unread_bytes: u64,
     pub(crate) torn_at: Option<u64>,
+    /// The last record lacks its newline (the next write adds it).
+    pub(crate) unterminated: bool,
 }
 
 pub(crate) fn damaged(path: &Path, line_no: usize, why: String) -> Error {
@@ -68,6 +70,7 @@ pub(crate) fn parse(bytes: &[u8], need_chars: Option<usize>, path: &Path) -> Res
             turns: b.turns,
             unread_bytes: b.stopped_at as u64,
             torn_at: b.torn_at,
+            unterminated: b.unterminated,
         }),
         Err((pos, why)) => {
             let line_no = bytes[..body_start + pos]
@@ -90,6 +93,8 @@ pub(crate) struct Body {
     /// Where in the buffer reading stopped (the start of the oldest record read).
     pub(crate) stopped_at: usize,
     pub(crate) torn_at: Option<u64>,
+    /// The last record is whole but lacks its newline.
+    pub(crate) unterminated: bool,
 }
 
 /// Parse records in `buf`, which holds the file from byte `offset` to its end. When `at_start`
@@ -113,14 +118,26 @@ pub(crate) fn parse_body(
     };
     let mut end = buf.len();
     let mut torn_at = None;
+    let mut unterminated = false;
+    let owned: Vec<u8>;
+    let mut buf = buf;
     if end > floor && buf[end - 1] != b'\n' {
-        // A last line without its newline never finished being written.
         let cut = buf[floor..end]
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(floor, |p| floor + p + 1);
-        torn_at = Some(offset + cut as u64);
-        end = cut;
+        if serde_json::from_slice::<Record>(&buf[cut..end]).is_ok() {
+            // Whole, only its newline is missing (an editor, a copy): keep it, as if the
+            // newline were there; the next write adds it.
+            unterminated = true;
+            owned = [buf, b"\n"].concat();
+            buf = &owned;
+            end = buf.len();
+        } else {
+            // A last line cut short never finished being written.
+            torn_at = Some(offset + cut as u64);
+            end = cut;
+        }
     }
     let mut rev: Vec<Record> = Vec::new();
     let mut chars = 0usize;
@@ -185,5 +202,6 @@ pub(crate) fn parse_body(
         turns,
         stopped_at: pos,
         torn_at,
+        unterminated,
     })
 }

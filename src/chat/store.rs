@@ -44,6 +44,8 @@ pub(crate) struct Chat {
     pub(crate) turns: u64,
     /// Bytes of records before those in `records` (not read: see `complete`).
     pub(crate) unread_bytes: u64,
+    /// The file's last record lacks its newline: the next write starts with one.
+    needs_newline: bool,
     /// Where the intact part of the file ends, when an interrupted write left a torn tail.
     torn_at: Option<u64>,
     /// A legacy `<ID>.json` to remove once the converted file is written.
@@ -155,6 +157,7 @@ impl Store {
                         complete: true,
                         turns: 0,
                         unread_bytes: 0,
+                        needs_newline: false,
                         torn_at: None,
                         legacy: None,
                         legacy_prefix: None,
@@ -249,6 +252,7 @@ impl Store {
             complete: true,
             turns,
             unread_bytes: 0,
+            needs_newline: false,
             torn_at: None,
             legacy: Some(path.to_owned()),
             legacy_prefix: Some(prefix),
@@ -425,6 +429,7 @@ fn load(
                             unread_bytes: (from + body.stopped_at as u64)
                                 .saturating_sub(body_start),
                             torn_at: body.torn_at,
+                            unterminated: body.unterminated,
                         };
                     }
                     Ok(_) => chunk = chunk.saturating_mul(2),
@@ -451,6 +456,7 @@ fn load(
         complete: parsed.complete,
         turns: parsed.turns,
         unread_bytes: parsed.unread_bytes,
+        needs_newline: parsed.unterminated,
         torn_at: parsed.torn_at,
         legacy: None,
         legacy_prefix: None,
@@ -466,6 +472,9 @@ impl Chat {
         }
         if let Some(legacy_path) = self.legacy.take() {
             return self.convert_legacy(&legacy_path, &text, ui);
+        }
+        if std::mem::take(&mut self.needs_newline) {
+            text.insert(0, '\n');
         }
         if let Some(at) = self.torn_at.take() {
             self.file
@@ -561,6 +570,10 @@ impl Chat {
             .max(body_start);
         let mut text = head.into_bytes();
         text.extend_from_slice(&bytes[body_start..body_end]);
+        if !text.ends_with(b"\n") {
+            text.push(b'\n');
+        }
+        self.needs_newline = false;
         text.extend_from_slice(tail.as_bytes());
         self.replace_locked(&text)?;
         self.torn_at = None;

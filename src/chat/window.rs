@@ -42,10 +42,7 @@ pub(crate) fn select(
     let mut first = history.len();
     for (k, &start) in starts.iter().enumerate().rev() {
         let end = starts.get(k + 1).copied().unwrap_or(history.len());
-        let cost: usize = history[start..end]
-            .iter()
-            .map(|m| estimate(&m.content))
-            .sum();
+        let cost: usize = history[start..end].iter().map(|m| cost_of(m)).sum();
         if cost > room {
             break;
         }
@@ -56,7 +53,7 @@ pub(crate) fn select(
         .iter()
         .map(|m| Message {
             role: m.role,
-            content: m.content.clone(),
+            content: sendable(m),
         })
         .collect();
     messages.push(Message {
@@ -66,6 +63,28 @@ pub(crate) fn select(
     Window {
         messages,
         left_out: first + unloaded,
+    }
+}
+
+/// Estimated tokens of a message as sent.
+fn cost_of(m: &MessageRec) -> usize {
+    if m.content.trim().is_empty() {
+        estimate(&sendable(m))
+    } else {
+        estimate(&m.content)
+    }
+}
+
+/// A message as sent. Some APIs refuse empty messages (Anthropic, Gemini), and a reply cut off
+/// before its first word is stored empty: say what happened instead.
+fn sendable(m: &MessageRec) -> String {
+    if !m.content.trim().is_empty() {
+        return m.content.clone();
+    }
+    match (m.role, m.interrupted) {
+        (Role::Assistant, true) => "(no reply: it was interrupted)".to_owned(),
+        (Role::Assistant, false) => "(no reply)".to_owned(),
+        (Role::User, _) => "(no message)".to_owned(),
     }
 }
 
@@ -129,7 +148,9 @@ mod tests {
             prop_assert_eq!(w.left_out + sent.len(), h.len());
             for (i, msg) in sent.iter().enumerate() {
                 prop_assert_eq!(msg.role, if i % 2 == 0 { Role::User } else { Role::Assistant });
-                prop_assert_eq!(&msg.content, &h[w.left_out + i].content);
+                prop_assert!(!msg.content.is_empty(), "nothing is sent empty");
+                let stored = &h[w.left_out + i].content;
+                prop_assert!(stored.is_empty() || &msg.content == stored);
             }
             // History is only sent within the budget (system and prompt always go).
             let cost: usize = sent.iter().map(|m| estimate(&m.content)).sum();
@@ -137,7 +158,7 @@ mod tests {
             prop_assert!(sent.is_empty() || cost + fixed <= budget);
             // Greedy: the next older pair would not have fitted.
             if w.left_out >= 2 {
-                let next: usize = h[w.left_out - 2..w.left_out].iter().map(|m| estimate(&m.content)).sum();
+                let next: usize = h[w.left_out - 2..w.left_out].iter().map(cost_of).sum();
                 prop_assert!(cost + fixed + next > budget);
             }
         }

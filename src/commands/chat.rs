@@ -115,6 +115,14 @@ fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Optio
         file.read_to_end(&mut head).ok()?;
     } else {
         (&mut file).take(PART).read_to_end(&mut head).ok()?;
+        // A long system prompt or summary makes a long header line: read on to its end.
+        while !head.contains(&b'\n') && (head.len() as u64) < len {
+            let before = head.len();
+            (&mut file).take(PART * 4).read_to_end(&mut head).ok()?;
+            if head.len() == before {
+                break;
+            }
+        }
         file.seek(SeekFrom::Start(len - PART)).ok()?;
         file.read_to_end(&mut tail).ok()?;
     }

@@ -100,7 +100,7 @@ pub(crate) fn blocked(reason: &str) -> ErrorBody {
 /// `"30s"`, `"1.5s"` → a duration.
 fn parse_seconds(text: &str) -> Option<Duration> {
     let secs: f64 = text.trim().trim_end_matches('s').parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// Why an attempt failed, before any text was printed.
@@ -162,7 +162,7 @@ impl Failure {
                 }
                 let asked = header("retry-after-ms")
                     .and_then(|v| v.trim().parse::<f64>().ok())
-                    .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+                    .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
                     .or_else(|| header("retry-after").and_then(|v| retry_after(&v)))
                     .or(body.retry_delay);
                 match asked {
@@ -251,7 +251,7 @@ fn quota(status: u16, body: &ErrorBody) -> bool {
 fn retry_after(v: &str) -> Option<Duration> {
     let v = v.trim();
     if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return Duration::try_from_secs_f64(secs).ok();
     }
     let when = chrono::DateTime::parse_from_rfc2822(v).ok()?;
     let wait = when.signed_duration_since(chrono::Utc::now());

@@ -299,7 +299,7 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
             .to_owned()
     });
     let timeout = match cfg.timeout {
-        Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+        Some(s) if s > 0.0 && Duration::try_from_secs_f64(s).is_ok() => Duration::from_secs_f64(s),
         Some(s) => {
             return Err(Error::config(format!(
                 "providers.{name}.timeout must be a positive number of seconds, not {s}"

@@ -71,7 +71,17 @@ pub(crate) fn acquire(
                 wait.as_secs_f64().ceil()
             ));
         }
-        std::thread::sleep(wait);
+        // In short steps: Ctrl+C ends the wait (and nothing is sent).
+        let until = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < until {
+            if crate::signal::interrupted() {
+                return Err(Error::Interrupted);
+            }
+            std::thread::sleep(
+                Duration::from_millis(50)
+                    .min(until.saturating_duration_since(std::time::Instant::now())),
+            );
+        }
     }
 }
 
