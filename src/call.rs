@@ -251,6 +251,30 @@ pub(crate) fn chat_turn(
 
     let mut chat: Option<Chat> = match &target {
         Target::Existing(id) => Some(ctx.store.open(id, wait, Some(need), &ctx.ui)?),
+        // A named chat is created first thing; if another call just created it, this one
+        // continues it (after that call's turn) instead of failing.
+        Target::New(Some(name)) if !args.dry_run => {
+            let route = match &turn.route {
+                Some(r) => r.clone(),
+                None => default_route(&ctx.config)?,
+            };
+            let header = Header {
+                v: record::VERSION,
+                id: String::new(),
+                created: record::now(),
+                model: Some(route.label),
+                system: args
+                    .system
+                    .clone()
+                    .or_else(|| ctx.config.chat.system.clone()),
+                title: Some(turn.title.clone()).filter(|t| !t.is_empty()),
+                summary: None,
+            };
+            match ctx.store.create_named(name, header)? {
+                Some(c) => Some(c),
+                None => Some(ctx.store.open(name, wait, Some(need), &ctx.ui)?),
+            }
+        }
         Target::New(_) => None,
     };
     if retry.is_some() {
@@ -511,7 +535,13 @@ pub(crate) fn chat_turn(
                 origin: origin.clone(),
                 error: e.to_string().lines().next().unwrap_or("").to_owned(),
             });
-            (vec![pending], Err(e))
+            // A failed retry leaves the one pending record it resent; no copy.
+            let records = if retry.is_some() {
+                Vec::new()
+            } else {
+                vec![pending]
+            };
+            (records, Err(e))
         }
     };
     chat.append(&records, &ctx.ui)?;

@@ -183,6 +183,18 @@ impl Store {
             .hint("remove old chats: ai chat gc --older-than 90d"))
     }
 
+    /// Create the chat `name`, locked, header written; `None` when it exists already.
+    pub(crate) fn create_named(&self, name: &str, header: Header) -> Result<Option<Chat>> {
+        if legacy::path(&self.dir, name).exists() {
+            return Ok(None);
+        }
+        match self.create(Some(name), header) {
+            Ok(c) => Ok(Some(c)),
+            Err(_) if self.path(name).exists() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Open an existing chat for a turn: lock it, then load the header and the newest records
     /// (at least `need_chars` characters of content, or everything).
     pub(crate) fn open(

@@ -178,6 +178,23 @@ fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Optio
     })
 }
 
+/// Indexes of pending prompts not sent again since (no later prompt with the same text).
+fn unanswered(records: &[Record]) -> std::collections::HashSet<usize> {
+    records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match r {
+            Record::Pending(p) => {
+                let resent = records[i + 1..]
+                    .iter()
+                    .any(|later| matches!(later, Record::Message(m) if m.role == Role::User && m.content == p.content));
+                (!resent).then_some(i)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The row of a chat whose file cannot be read.
 fn damaged(id: &str, last_used: u64) -> Summary {
     Summary {
@@ -290,7 +307,8 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
     if let Some(s) = &header.system {
         out.push_str(&format!("\n── system ──\n{}\n", sanitize(s)));
     }
-    for r in &records {
+    let waiting = unanswered(&records);
+    for (i, r) in records.iter().enumerate() {
         match r {
             Record::Message(m) => {
                 let who = match m.role {
@@ -311,11 +329,15 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
                 ));
             }
             Record::Pending(p) => {
+                let then = if waiting.contains(&i) {
+                    format!("resend with ai chat retry {}", header.id)
+                } else {
+                    "sent again later".to_owned()
+                };
                 out.push_str(&format!(
-                    "\n── you · {} (failed: {}; resend with ai chat retry {}) ──\n{}\n",
+                    "\n── you · {} (failed: {}; {then}) ──\n{}\n",
                     short_ts(&p.ts),
                     one_line(&p.error, 100),
-                    header.id,
                     sanitize(p.content.trim_end())
                 ));
             }
@@ -387,12 +409,13 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
                 }
                 st.interrupted += usize::from(m.interrupted);
             }
-            Record::Pending(_) => st.pending += 1,
+            Record::Pending(_) => {}
             Record::Summary(_) => st.summaries += 1,
             Record::Chat(_) | Record::Unknown => {}
         }
     }
     st.estimated_tokens_sent_in_full = in_full;
+    st.pending = unanswered(records).len();
     if json {
         let mut text =
             serde_json::to_string_pretty(&st).map_err(|e| Error::backend(e.to_string()))?;

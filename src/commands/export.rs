@@ -138,6 +138,47 @@ pub(crate) fn parse_markdown(text: &str) -> std::result::Result<Document, String
     Ok(Document { header, records })
 }
 
+/// Make an export safe to write: a version this ai reads, no second header, no record of an
+/// unknown kind, and no prompt left without its reply (it becomes a pending prompt, as a failed
+/// turn's would be). The result is parsed as the file it will be, so nothing unreadable lands.
+fn checked(mut doc: Document) -> std::result::Result<Document, String> {
+    use crate::chat::record::{PendingRec, VERSION};
+    if doc.header.v > VERSION {
+        return Err(format!(
+            "it was written by a newer ai (format {}; this one reads {VERSION})",
+            doc.header.v
+        ));
+    }
+    doc.header.v = VERSION;
+    if doc.records.iter().any(|r| matches!(r, Record::Chat(_))) {
+        return Err("a chat header stands among its records".into());
+    }
+    doc.records.retain(|r| !matches!(r, Record::Unknown));
+    let last_turn = doc
+        .records
+        .iter()
+        .rposition(|r| matches!(r, Record::Message(_) | Record::Pending(_)));
+    if let Some(i) = last_turn
+        && let Record::Message(m) = &doc.records[i]
+        && m.role == Role::User
+    {
+        let m = m.clone();
+        doc.records[i] = Record::Pending(PendingRec {
+            content: m.content,
+            ts: m.ts,
+            origin: m.origin,
+            error: "imported without its reply".into(),
+        });
+    }
+    let mut bytes = crate::chat::record::line(&Record::Chat(doc.header.clone()));
+    for r in &doc.records {
+        bytes.push_str(&crate::chat::record::line(r));
+    }
+    store::parse(bytes.as_bytes(), None, std::path::Path::new("the import"))
+        .map_err(|e| e.to_string())?;
+    Ok(doc)
+}
+
 /// `ai chat import FILE` (or `-` for stdin): a new chat from an export. It keeps its ID when
 /// that is free, else gets a new one; the ID is printed.
 pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
@@ -159,6 +200,9 @@ pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
     .map_err(|why| {
         Error::usage(format!("{file} is not a chat export: {why}"))
             .hint("import what `ai chat export ID --format json` or `--format md` wrote")
+    })?;
+    let doc = checked(doc).map_err(|why| {
+        Error::usage(format!("{file} cannot be imported: {why}")).hint("nothing was written")
     })?;
     let wanted = doc.header.id.clone();
     let free = store::valid_id(&wanted)

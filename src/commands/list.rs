@@ -191,7 +191,7 @@ fn provider_status(provider: &Provider, config: &Config) -> (bool, String) {
         Provider::Http(name) => match http_provider::resolve(name, config, &Env::load(config)) {
             Ok(p) if p.key_required && p.key.is_none() => (false, format!("needs {}", p.key_var)),
             Ok(p) if p.key.is_some() => (true, format!("key set ({})", p.key_var)),
-            Ok(p) => (true, format!("no key needed ({})", p.base_url)),
+            Ok(p) => (true, format!("no key needed ({})", p.redact(&p.base_url))),
             Err(e) => (false, e.to_string()),
         },
     }

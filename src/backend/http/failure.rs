@@ -371,10 +371,7 @@ fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Err
 
 /// Make sure no error text carries the key (a server may echo it).
 fn redact_error(e: Error, p: &Resolved) -> Error {
-    let Some(key) = p.key.as_deref().filter(|k| k.len() >= 4) else {
-        return e;
-    };
-    let clean = |s: String| s.replace(key, "***");
+    let clean = |s: String| p.redact(&s);
     match e {
         Error::Usage { msg, hint } => Error::Usage {
             msg: clean(msg),

@@ -130,10 +130,7 @@ fn all_headers(built: &Built) -> Vec<(String, String)> {
 
 /// Replace the key wherever it appears.
 fn redact(text: &str, p: &Resolved) -> String {
-    match &p.key {
-        Some(k) if k.len() >= 4 => text.replace(k.as_str(), "***"),
-        _ => text.to_owned(),
-    }
+    p.redact(text)
 }
 
 /// Messages from the worker thread that talks to the provider.

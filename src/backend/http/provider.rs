@@ -224,6 +224,36 @@ pub(crate) struct Resolved {
     pub(crate) stream: bool,
     /// Where the base URL came from, for messages.
     pub(crate) base_from: String,
+    /// Everything never to show: the key, configured header values, and every value a
+    /// `${VAR}` in config stood for.
+    pub(crate) secrets: Vec<String>,
+}
+
+impl Resolved {
+    /// `text` with every secret replaced by `***`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for s in self.secrets.iter().filter(|s| s.len() >= 4) {
+            out = out.replace(s.as_str(), "***");
+        }
+        out
+    }
+}
+
+/// The names of the `${VAR}`s in a config value.
+fn vars_in(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        match rest[start + 2..].find('}') {
+            Some(end) => {
+                names.push(&rest[start + 2..start + 2 + end]);
+                rest = &rest[start + 3 + end..];
+            }
+            None => break,
+        }
+    }
+    names
 }
 
 pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved> {
@@ -307,6 +337,22 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         }
         None => config.timeout,
     };
+    let mut secrets: Vec<String> = key.iter().cloned().collect();
+    secrets.extend(
+        headers
+            .iter()
+            .filter(|(k, _)| {
+                !k.eq_ignore_ascii_case("X-Title") && !k.eq_ignore_ascii_case("HTTP-Referer")
+            })
+            .map(|(_, v)| v.clone()),
+    );
+    let raw = [cfg.base_url.as_deref(), cfg.api_key.as_deref()]
+        .into_iter()
+        .flatten()
+        .chain(cfg.headers.values().map(String::as_str));
+    for text in raw {
+        secrets.extend(vars_in(text).into_iter().filter_map(|v| env.get(v)));
+    }
     Ok(Resolved {
         name: name.to_owned(),
         protocol,
@@ -323,6 +369,7 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         max_requests_per_minute: cfg.max_requests_per_minute.filter(|n| *n > 0),
         stream: cfg.stream.unwrap_or(true),
         base_from,
+        secrets,
     })
 }
 
