@@ -10,5 +10,6 @@ mod grammar;
 mod legacy;
 mod long;
 mod manage;
+mod review;
 mod safety;
 mod window;

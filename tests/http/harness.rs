@@ -121,7 +121,7 @@ impl Env {
         serde_json::from_str(&text).expect("config.json is JSON")
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(AI);
         c.args(args)
             .env_clear()

@@ -52,3 +52,48 @@ fn the_budget_is_per_provider() {
     assert_eq!(out.stdout, "openrouter\n");
     assert_eq!(s.requests().len(), 2);
 }
+
+/// Ctrl+C while waiting for the budget: ai stops at once, sends nothing, keeps the prompt.
+#[test]
+fn interrupting_the_wait_sends_nothing() {
+    use std::io::{BufRead, BufReader};
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("first", 1, 1)]),
+        Reply::sse(&[&oa_stream("must not be asked for", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"providers":{"openai":{"max_requests_per_minute":1}}}"#);
+    env.run(&["openai:gpt-test", "one"]).ok();
+    let mut child = env
+        .command(&["openai:gpt-test", "two"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("waiting") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no waiting notice");
+    }
+    let started = std::time::Instant::now();
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "waited out the budget"
+    );
+    assert_eq!(s.requests().len(), 1, "nothing was sent after Ctrl+C");
+    let last = env
+        .chats()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["type"] == "pending")
+        .count();
+    assert_eq!(last, 1, "the prompt is kept");
+}

@@ -114,3 +114,67 @@ fn an_echoed_key_in_a_retried_error_is_hidden() {
     assert_eq!(s.requests().len(), 2);
     assert!(out.stderr.contains("retrying"), "{out:#?}");
 }
+
+/// A secret in a `${VAR}` of base_url or headers, or written into a header, is hidden like the
+/// key: in --dry-run, in errors, in chat files, in `ai list`.
+#[test]
+fn secrets_from_variables_and_headers_are_hidden_too() {
+    let mut env = Env::new();
+    env.set("LM_SECRET", "var-secret-9876");
+    env.write_config(
+        r#"{"providers":{"lm":{"base_url":"http://127.0.0.1:9/v1?token=${LM_SECRET}",
+            "headers":{"X-Api-Key":"${LM_SECRET}","X-Plain":"written-secret-5432"}}}}"#,
+    );
+    let leaks = |out: &Out| {
+        for secret in ["var-secret-9876", "written-secret-5432"] {
+            assert!(
+                !out.stdout.contains(secret) && !out.stderr.contains(secret),
+                "{secret}: {out:#?}"
+            );
+        }
+    };
+    let out = env.run(&["--dry-run", "lm:m", "hi"]);
+    out.ok();
+    leaks(&out);
+    assert!(
+        out.stdout.contains("token=***") && out.stdout.contains("X-Api-Key: ***"),
+        "{out:#?}"
+    );
+    let out = env.run(&["lm:m", "hi"]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    leaks(&out);
+    leaks(&env.run(&["list", "--providers"]));
+    for path in ["chats"].iter().map(|d| env.home.join(d)) {
+        for entry in std::fs::read_dir(path).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            assert!(!text.contains("var-secret-9876"), "{text}");
+        }
+    }
+}
+
+/// A server asking to wait an absurd time is not waited for, and nothing panics.
+#[test]
+fn an_absurd_retry_after_is_not_waited_for() {
+    let s = Server::start(vec![
+        Reply::json(
+            429,
+            r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+        )
+        .header("Retry-After", "1e300"),
+        Reply::json(
+            429,
+            r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+        )
+        .header("Retry-After", "1e300"),
+        Reply::json(
+            429,
+            r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+        )
+        .header("Retry-After", "1e300"),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env.run(&["openai:m", "hi"]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    assert!(out.error().contains("rate limiting"), "{out:#?}");
+    assert!(!out.stderr.contains("panicked"), "{out:#?}");
+}

@@ -472,3 +472,51 @@ fn spinner_on_a_terminal_is_cleared_before_the_reply() {
     assert!(!text.contains("sonnet 0s"), "{text:?}");
     assert!(text.contains("the answer"));
 }
+
+/// Durations too large to wait are usage or config errors, never a panic.
+#[test]
+fn absurd_durations_are_errors_not_panics() {
+    let env = crate::util::Env::new();
+    let out = env
+        .ai()
+        .args(["--timeout", "1e30", "echo", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    env.write_config(r#"{"timeout": 1e20}"#);
+    let out = env.ai().args(["echo", "hi"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// With a default model, ordinary first words start the prompt, even when they are close to an
+/// alias (`code` ~ `codex`); a single prompt after a near-miss is a mistyped model.
+#[test]
+fn english_first_words_go_to_the_default_model() {
+    let env = crate::util::Env::new();
+    env.write_config(r#"{"default_alias": "echo"}"#);
+    for words in [
+        &["code", "review", "this"][..],
+        &["open", "the", "door"],
+        &["fast", "way", "to", "sort"],
+    ] {
+        let out = env.ai().args(words).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{words:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains(&words.join(" ")));
+    }
+    let out = env
+        .ai()
+        .args(["sonet", "explain recursion"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+}
