@@ -594,6 +594,11 @@ pub(crate) fn new(
         summary: None,
     };
     let chat = ctx.store.create(name, header)?;
+    // The new chat is the most recent one: `ai reply` continues it.
+    let _ = crate::config::write_atomic_unsynced(
+        &ctx.home.dir.join("last_chat"),
+        format!("{}\n", chat.id).as_bytes(),
+    );
     output::print_stdout(&format!("{}\n", chat.id))
 }
 

@@ -190,3 +190,13 @@ fn an_empty_stored_reply_is_not_sent_empty() {
     let sent = std::fs::read_to_string(env.state.join("claude.stdin")).unwrap();
     assert!(sent.contains("(no reply: it was interrupted)"), "{sent}");
 }
+
+/// `ai chat new` makes the new chat the one `ai reply` continues.
+#[test]
+fn reply_continues_a_chat_just_made_with_chat_new() {
+    let env = Env::echo();
+    env.start("an older chat");
+    let id = env.new_chat("echo");
+    let out = env.run(&["reply", "hello"]).success();
+    assert_eq!(out.chat_id(), id);
+}
