@@ -282,3 +282,38 @@ fn one_shot_without_chat_saves_nothing() {
     assert_eq!(v["usage"], json!({"input": 1, "output": 1}));
     assert!(env.chats().is_empty());
 }
+
+/// A reply stopped by the max-tokens limit is kept, with a warning that says how to get more.
+#[test]
+fn a_reply_cut_by_max_tokens_warns() {
+    let s = Server::start(vec![
+        Reply::sse(&[
+            &oa_text("a long answer that"),
+            &data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#),
+            "data: [DONE]\n\n",
+        ]),
+        Reply::sse(&[&format!(
+            "{}{}{}{}",
+            an_start(2),
+            an_text("cut"),
+            event(
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":9}}"#
+            ),
+            event("message_stop", r#"{"type":"message_stop"}"#)
+        )]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env.run(&["openai:m", "hi"]);
+    out.ok();
+    assert_eq!(out.stdout, "a long answer that\n");
+    assert!(
+        out.stderr
+            .contains("stopped at the 4096 token limit of openai"),
+        "{out:#?}"
+    );
+    let env = Env::for_provider("anthropic", &s);
+    let out = env.run(&["anthropic:m", "hi"]);
+    out.ok();
+    assert!(out.stderr.contains("token limit of anthropic"), "{out:#?}");
+}

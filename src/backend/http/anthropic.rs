@@ -81,6 +81,8 @@ struct Delta {
     kind: String,
     #[serde(default)]
     text: Option<String>,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -124,6 +126,9 @@ pub(crate) fn event(state: &mut State, data: &str, out: &mut Vec<Piece>) -> Resu
             }
         }
         "message_delta" => {
+            if ev.delta.as_ref().and_then(|d| d.stop_reason.as_deref()) == Some("max_tokens") {
+                out.push(Piece::Truncated);
+            }
             if let Some(u) = ev.usage {
                 out.push(Piece::Usage(Usage {
                     input: state.input,

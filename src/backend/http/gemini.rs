@@ -138,6 +138,12 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
             output: u.candidates_token_count,
         }));
     }
+    if r.candidates
+        .iter()
+        .any(|c| c.finish_reason.as_deref() == Some("MAX_TOKENS"))
+    {
+        out.push(Piece::Truncated);
+    }
     if r.candidates.iter().any(|c| c.finish_reason.is_some()) {
         out.push(Piece::Done);
     }

@@ -43,6 +43,8 @@ pub(crate) enum Piece {
     Usage(Usage),
     /// The protocol's terminator.
     Done,
+    /// The reply stopped at the max-tokens limit.
+    Truncated,
     /// An error frame inside the stream.
     Fail(ErrorBody),
 }
@@ -137,6 +139,8 @@ fn redact(text: &str, p: &Resolved) -> String {
 enum Msg {
     Text(String),
     Usage(Usage),
+    /// The reply stopped at the max-tokens limit.
+    Truncated,
     End(std::result::Result<(), Error>),
 }
 
@@ -155,6 +159,10 @@ pub(crate) fn send(
     }
     let built = build(&p, req);
     let model = req.route.model.clone();
+    let limit_note = format!(
+        "the reply stopped at the {} token limit of {}; raise \"max_tokens\" under \"providers\".\"{}\" in config.json for longer ones",
+        p.max_tokens, p.name, p.name
+    );
     let ui = *ui;
     let (tx, rx) = mpsc::channel::<Msg>();
     // The worker does the blocking I/O; this thread stays free to notice Ctrl+C and to write
@@ -165,6 +173,7 @@ pub(crate) fn send(
     });
     let mut text = String::new();
     let mut usage = None;
+    let mut truncated = false;
     loop {
         let msg = match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(m) => m,
@@ -198,7 +207,11 @@ pub(crate) fn send(
                 text.push_str(&t);
             }
             Msg::Usage(u) => usage = Some(u),
+            Msg::Truncated => truncated = true,
             Msg::End(Ok(())) => {
+                if truncated {
+                    ui.warn(&limit_note);
+                }
                 return Ok(Outcome {
                     text,
                     end: End::Complete,
@@ -382,6 +395,9 @@ fn read_reply(
                     let _ = tx.send(Msg::Usage(u));
                 }
                 Piece::Done => done = true,
+                Piece::Truncated => {
+                    let _ = tx.send(Msg::Truncated);
+                }
                 Piece::Fail(body) => {
                     let failure = Failure::InStream(body);
                     return Err(if printed {

@@ -38,6 +38,8 @@ struct Line {
     #[serde(default)]
     done: bool,
     #[serde(default)]
+    done_reason: Option<String>,
+    #[serde(default)]
     prompt_eval_count: Option<u64>,
     #[serde(default)]
     eval_count: Option<u64>,
@@ -60,6 +62,9 @@ pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
     }
     if let Some(m) = l.message.filter(|m| !m.content.is_empty()) {
         out.push(Piece::Text(m.content));
+    }
+    if l.done && l.done_reason.as_deref() == Some("length") {
+        out.push(Piece::Truncated);
     }
     if l.done {
         out.push(Piece::Usage(Usage {

@@ -111,6 +111,9 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
         {
             out.push(Piece::Text(text));
         }
+        if choice.finish_reason.as_deref() == Some("length") {
+            out.push(Piece::Truncated);
+        }
         if choice.finish_reason.as_deref() == Some("error") {
             out.push(Piece::Fail(ErrorBody {
                 message: "the provider ended the stream with an error".into(),
