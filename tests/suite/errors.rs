@@ -399,24 +399,8 @@ fn claude_failing_silently() {
 #[test]
 fn bare_ai_at_a_terminal_shows_help() {
     let env = crate::util::Env::new();
-    let ai = env.ai_std();
-    let mut cmd = std::process::Command::new("/usr/bin/script");
-    cmd.args([
-        "-qec",
-        &format!("'{}'", crate::util::ai_bin().display()),
-        "/dev/null",
-    ])
-    .current_dir(&env.project)
-    .env_clear()
-    .stdin(std::process::Stdio::null());
-    for (k, v) in ai.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
-    let out = cmd.output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let (code, text) = crate::util::on_terminal(&env, "", "");
+    assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("Usage: ai [OPTIONS] [MODEL|PROMPT]..."),
         "{text}"
@@ -426,37 +410,13 @@ fn bare_ai_at_a_terminal_shows_help() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no prompt given"));
 }
 
-/// Run `ai ARGS` on a pseudo-terminal (util-linux `script`); its combined output.
-fn on_terminal(env: &crate::util::Env, args: &str) -> (Option<i32>, String) {
-    let ai = env.ai_std();
-    let mut cmd = std::process::Command::new("/usr/bin/script");
-    cmd.args([
-        "-qec",
-        &format!("'{}' {args}", crate::util::ai_bin().display()),
-        "/dev/null",
-    ])
-    .current_dir(&env.project)
-    .env_clear()
-    .stdin(std::process::Stdio::null());
-    for (k, v) in ai.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 /// A slow backend on a terminal: a spinner on stderr, cleared before the reply starts.
 #[test]
 fn spinner_on_a_terminal_is_cleared_before_the_reply() {
     let env = crate::util::Env::new();
     env.script("claude", "\"$SLEEP\" 0.8\n");
     env.reply("claude", "the answer\n");
-    let (code, text) = on_terminal(&env, "sonnet hello");
+    let (code, text) = crate::util::on_terminal(&env, "sonnet hello", "");
     assert_eq!(code, Some(0), "{text:?}");
     let spin = text
         .find("sonnet 0s")
@@ -468,7 +428,7 @@ fn spinner_on_a_terminal_is_cleared_before_the_reply() {
         "line not cleared: {text:?}"
     );
     // -q: no spinner at all.
-    let (_, text) = on_terminal(&env, "-q sonnet hello");
+    let (_, text) = crate::util::on_terminal(&env, "-q sonnet hello", "");
     assert!(!text.contains("sonnet 0s"), "{text:?}");
     assert!(text.contains("the answer"));
 }

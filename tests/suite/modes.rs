@@ -1,8 +1,6 @@
 //! `cmd` and `run`: the reply as one shell command; `run` asks on the terminal, then runs it.
 
-use std::process::{Command, Stdio};
-
-use crate::util::{Env, ai_bin, stderr, stdout};
+use crate::util::{Env, stderr, stdout};
 
 /// A reply the way models often write commands: prose, a fence, a prompt sign.
 const FENCED: &str =
@@ -74,60 +72,30 @@ fn run_with_yes_runs_it_with_the_shell_and_exits_with_its_code() {
     );
 }
 
-/// `ai … run` on a pseudo-terminal (util-linux `script`), answering `answer`.
-fn run_on_terminal(env: &Env, answer: &str) -> std::process::Output {
-    let ai = env.ai_std();
-    let inner = format!("'{}' sonnet run 'make a file'", ai_bin().display());
-    let mut cmd = Command::new("/usr/bin/script");
-    cmd.args(["-qec", &inner, "/dev/null"])
-        .current_dir(&env.project)
-        .env_clear();
-    for (k, v) in ai.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(answer.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+/// `ai … run` on a pseudo-terminal, answering `answer`.
+fn run_on_terminal(env: &Env, answer: &str) -> (Option<i32>, String) {
+    crate::util::on_terminal(env, "sonnet run 'make a file'", answer)
 }
 
 #[test]
 fn run_asks_on_the_terminal_enter_or_y_runs_anything_else_cancels() {
     let env = Env::new();
     env.reply("claude", FENCED);
-    let out = run_on_terminal(&env, "n\n");
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let (code, text) = run_on_terminal(&env, "n\n");
+    assert_eq!(code, Some(1), "{text}");
     assert!(
-        stdout(&out).contains("echo made > made.txt && exit 3"),
-        "shown first: {}",
-        stdout(&out)
+        text.contains("echo made > made.txt && exit 3"),
+        "shown first: {text}"
     );
-    assert!(stdout(&out).contains("cancelled"), "{}", stdout(&out));
+    assert!(text.contains("cancelled"), "{text}");
     assert!(!env.project.join("made.txt").exists());
 
-    let out = run_on_terminal(&env, "y\n");
-    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let (code, text) = run_on_terminal(&env, "y\n");
+    assert_eq!(code, Some(3), "{text}");
     assert!(env.project.join("made.txt").exists());
     std::fs::remove_file(env.project.join("made.txt")).unwrap();
 
-    let out = run_on_terminal(&env, "\n");
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "Enter runs it: {}",
-        stdout(&out)
-    );
+    let (code, text) = run_on_terminal(&env, "\n");
+    assert_eq!(code, Some(3), "Enter runs it: {text}");
     assert!(env.project.join("made.txt").exists());
 }

@@ -400,3 +400,40 @@ pub fn big_text(len: usize) -> String {
     }
     s
 }
+
+/// Run `ai ARGS` (a shell-quoted string) on a pseudo-terminal (util-linux `script`), answering
+/// `input` on it; the exit code and everything the terminal showed.
+pub fn on_terminal(env: &Env, args: &str, input: &str) -> (Option<i32>, String) {
+    use std::io::Write;
+    let ai = env.ai_std();
+    let mut cmd = StdCommand::new("/usr/bin/script");
+    cmd.args([
+        "-qec",
+        &format!("'{}' {args}", ai_bin().display()),
+        "/dev/null",
+    ])
+    .current_dir(&env.project)
+    .env_clear();
+    for (k, v) in ai.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("answer");
+    let out = child.wait_with_output().expect("script output");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
