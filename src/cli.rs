@@ -28,8 +28,9 @@ pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) call: CallArgs,
 
-    /// Model aliases (`sonnet`, `provider:model`, `opus@high`), mode words, then the prompt.
-    #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser)]
+    /// Model aliases (`sonnet`, `provider:model`, `opus@high`; `ai list` shows them all), mode
+    /// words (`json`, `cmd`, `run`, `yolo`, `chat`, `reply`), then the prompt.
+    #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
     pub(crate) words: Vec<String>,
 }
 
@@ -144,7 +145,7 @@ pub(crate) enum Command {
     /// Show, set or clear the model used when a call names none.
     Default {
         /// Alias to make the default.
-        #[arg(value_parser = WordParser)]
+        #[arg(value_parser = WordParser, hide_possible_values = true)]
         alias: Option<String>,
         /// Remove the default.
         #[arg(long, conflicts_with = "alias")]
@@ -163,7 +164,7 @@ pub(crate) enum Command {
         #[command(flatten)]
         call: CallArgs,
         /// Chat ID (none starts a new chat), then optionally a model, then the prompt.
-        #[arg(value_name = "ID|MODEL|PROMPT", value_parser = WordParser)]
+        #[arg(value_name = "ID|MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
         words: Vec<String>,
     },
     /// Continue the most recently used chat.
@@ -171,7 +172,7 @@ pub(crate) enum Command {
         #[command(flatten)]
         call: CallArgs,
         /// Optionally a model, then the prompt.
-        #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser)]
+        #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
         words: Vec<String>,
     },
     /// Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1.
@@ -240,7 +241,7 @@ pub(crate) enum ChatAction {
     Retry {
         id: String,
         /// Send it to this model instead of the one it was meant for.
-        #[arg(value_parser = WordParser)]
+        #[arg(value_parser = WordParser, hide_possible_values = true)]
         model: Option<String>,
         #[command(flatten)]
         call: CallArgs,
@@ -271,7 +272,7 @@ pub(crate) enum ChatAction {
     /// Create an empty chat and print its ID (for scripts).
     New {
         /// The chat's model.
-        #[arg(value_parser = WordParser)]
+        #[arg(value_parser = WordParser, hide_possible_values = true)]
         model: Option<String>,
         /// The chat's system prompt.
         #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
