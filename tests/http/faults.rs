@@ -765,7 +765,7 @@ fn a_failed_turn_can_be_retried() {
 fn a_closed_stdout_ends_the_call_quietly() {
     // `ai … | head -c 5`: the reader goes away mid-stream.
     use std::io::Read;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let s = Server::start(vec![
         Reply::sse(&[&oa_text("first ")])
             .pause(300)
@@ -775,15 +775,8 @@ fn a_closed_stdout_ends_the_call_quietly() {
             .body(&oa_end(1, 1)),
     ]);
     let env = Env::for_provider("openai", &s);
-    let mut child = Command::new(AI)
-        .args(["openai:gpt-test", "hi"])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &env.user_home)
-        .env("AI_CLI_HOME", &env.home)
-        .env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", format!("{}/v1", s.url()))
-        .stdin(Stdio::null())
+    let mut child = env
+        .command(&["openai:gpt-test", "hi"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

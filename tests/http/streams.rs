@@ -36,7 +36,7 @@ fn the_reply_reaches_stdout_before_the_stream_ends() {
     // The server holds the end of the stream back until the first piece has been printed;
     // a client that buffered the whole reply would time out here instead.
     use std::io::Read;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let s = Server::start(vec![
         Reply::sse(&[&oa_text("early ")])
             .pause(1500)
@@ -44,15 +44,8 @@ fn the_reply_reaches_stdout_before_the_stream_ends() {
             .body(&oa_end(1, 2)),
     ]);
     let env = Env::for_provider("openai", &s);
-    let mut child = Command::new(AI)
-        .args(["openai:gpt-test", "hi"])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &env.user_home)
-        .env("AI_CLI_HOME", &env.home)
-        .env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", format!("{}/v1", s.url()))
-        .stdin(Stdio::null())
+    let mut child = env
+        .command(&["openai:gpt-test", "hi"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
