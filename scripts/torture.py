@@ -9,7 +9,7 @@ its own prompt, and nothing torn or mixed.
 
 Uses target/release/ai (or $AI_BIN); builds it if missing. Exits 1 on any violation.
 """
-import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, time
+import argparse, json, os, random, shutil, signal, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--turns", type=int, default=400)
@@ -20,21 +20,10 @@ args = ap.parse_args()
 seed = args.seed if args.seed is not None else random.randrange(1 << 30)
 rng = random.Random(seed)
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ai = os.environ.get("AI_BIN") or os.path.join(root, "target", "release", "ai")
-if not os.environ.get("AI_BIN"):
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=root, check=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import world  # noqa: E402
 
-work = tempfile.mkdtemp(prefix="ai-torture-")
-home, bindir = os.path.join(work, "home"), os.path.join(work, "bin")
-os.makedirs(home)
-os.makedirs(bindir)
-# A fake claude: reads the transcript, waits a little, answers "R:" + the prompt (its last line).
-fake = os.path.join(bindir, "claude")
-with open(fake, "w") as f:
-    f.write("#!/bin/sh\nin=$(cat)\nsleep 0.0$(( $$ % 4 ))\nprintf 'R:%s\\n' \"$(printf '%s\\n' \"$in\" | tail -n 1)\"\n")
-os.chmod(fake, 0o755)
-env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": work, "AI_CLI_HOME": home}
+ai, work, home, env = world.make("ai-torture-", delay=True)
 
 def ai_run(*a, check=True):
     r = subprocess.run([ai, *a], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
