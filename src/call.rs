@@ -6,7 +6,7 @@ use std::time::Instant;
 use crate::alias::{self, Route};
 use crate::backend::{self, End, Message, Request, Role};
 use crate::chat::record::{self, Header, MessageRec, Origin, PendingRec, Record};
-use crate::chat::store::{Chat, Store, Wait};
+use crate::chat::store::{self, Chat, Store, Wait};
 use crate::chat::window;
 use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
 use crate::compact;
@@ -272,7 +272,10 @@ pub(crate) fn chat_turn(
             };
             match ctx.store.create_named(name, header)? {
                 Some(c) => Some(c),
-                None => Some(ctx.store.open(name, wait, Some(need), &ctx.ui)?),
+                None => Some(
+                    ctx.store
+                        .open(&store::file_id(name), wait, Some(need), &ctx.ui)?,
+                ),
             }
         }
         Target::New(_) => None,

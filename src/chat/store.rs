@@ -74,6 +74,16 @@ pub(crate) const RESERVED_NAMES: &[&str] = &[
     "list", "show", "delete", "rename", "retry", "gc", "new", "help",
 ];
 
+/// How a chat given a name is stored: an ID of the generated shape as it is (upper-case), any
+/// other name lower-case. So `find` needs only the word as typed, upper- and lower-cased.
+pub(crate) fn file_id(name: &str) -> String {
+    if id_shaped(name) && name == name.to_ascii_uppercase() {
+        name.to_owned()
+    } else {
+        name.to_ascii_lowercase()
+    }
+}
+
 pub(crate) fn check_id(s: &str) -> Result<()> {
     if valid_id(s) {
         Ok(())
@@ -97,28 +107,20 @@ impl Store {
         self.dir.join(format!("{id}.jsonl"))
     }
 
-    /// Find an existing chat by ID or name, case-insensitively. Returns its canonical ID.
+    /// Find an existing chat by ID or name, case-insensitively, with at most six `stat`s (no
+    /// folder scan: generated IDs are stored upper-case and names lower-case, see [`file_id`]).
+    /// Returns its canonical ID.
     pub(crate) fn find(&self, word: &str) -> Option<String> {
         if !valid_id(word) {
             return None;
         }
-        for candidate in [
+        [
             word.to_owned(),
             word.to_ascii_uppercase(),
             word.to_ascii_lowercase(),
-        ] {
-            if self.path(&candidate).exists() || legacy::path(&self.dir, &candidate).exists() {
-                return Some(candidate);
-            }
-        }
-        let entries = fs::read_dir(&self.dir).ok()?;
-        entries.filter_map(|e| e.ok()).find_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let stem = name
-                .strip_suffix(".jsonl")
-                .or_else(|| name.strip_suffix(".json"))?;
-            stem.eq_ignore_ascii_case(word).then(|| stem.to_owned())
-        })
+        ]
+        .into_iter()
+        .find(|c| self.path(c).exists() || legacy::path(&self.dir, c).exists())
     }
 
     /// Reserve a new chat with a fresh ID (or the given name), locked, header written.
@@ -128,7 +130,7 @@ impl Store {
         let mut counted = false;
         for _ in 0..200 {
             let id = match name {
-                Some(n) => n.to_owned(),
+                Some(n) => file_id(n),
                 None => random_id(len),
             };
             if name.is_none() && legacy::path(&self.dir, &id).exists() {
@@ -185,12 +187,12 @@ impl Store {
 
     /// Create the chat `name`, locked, header written; `None` when it exists already.
     pub(crate) fn create_named(&self, name: &str, header: Header) -> Result<Option<Chat>> {
-        if legacy::path(&self.dir, name).exists() {
+        if legacy::path(&self.dir, &file_id(name)).exists() {
             return Ok(None);
         }
         match self.create(Some(name), header) {
             Ok(c) => Ok(Some(c)),
-            Err(_) if self.path(name).exists() => Ok(None),
+            Err(_) if self.path(&file_id(name)).exists() => Ok(None),
             Err(e) => Err(e),
         }
     }

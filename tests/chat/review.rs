@@ -200,3 +200,18 @@ fn reply_continues_a_chat_just_made_with_chat_new() {
     let out = env.run(&["reply", "hello"]).success();
     assert_eq!(out.chat_id(), id);
 }
+
+/// A chat name is one chat whatever case it is typed in.
+#[test]
+fn a_named_chat_is_found_in_any_case() {
+    let env = Env::echo();
+    let id = env
+        .run(&["--chat", "Work-Notes", "one"])
+        .success()
+        .chat_id();
+    assert_eq!(id, "work-notes");
+    env.run(&["--chat", "WORK-NOTES", "two"]).success();
+    let out = env.run(&["chat", "work-Notes", "three"]).success();
+    assert!(out.stdout.contains("4 earlier messages"), "{}", out.stdout);
+    assert_eq!(env.chat_ids(), vec!["work-notes".to_owned()]);
+}
