@@ -203,6 +203,7 @@ pub(crate) fn one_shot(ctx: &Ctx, args: &CallArgs, turn: Turn) -> Result<Option<
         messages: &messages,
         modes: turn.modes,
         timeout: args.timeout.unwrap_or(ctx.config.timeout),
+        timeout_given: args.timeout.is_some(),
         no_wait: args.no_wait,
     };
     if args.dry_run {
@@ -374,14 +375,16 @@ pub(crate) fn chat_turn(
                     // The prompt is never lost: if summarizing fails (or is interrupted), it is
                     // kept for `ai chat retry`, as a failed turn's would be.
                     let _defer = signal::Defer::start();
-                    let compacted = compact::run(ctx, c, &route, compact::DEFAULT_KEEP, timeout)
-                        .and_then(|_| {
-                            if signal::interrupted() {
-                                Err(Error::Interrupted)
-                            } else {
-                                Ok(())
-                            }
-                        });
+                    let compacted =
+                        compact::run(ctx, c, &route, compact::DEFAULT_KEEP, args.timeout).and_then(
+                            |_| {
+                                if signal::interrupted() {
+                                    Err(Error::Interrupted)
+                                } else {
+                                    Ok(())
+                                }
+                            },
+                        );
                     if let Err(e) = compacted {
                         keep_pending(c, &turn.prompt, &route, &e, &ctx.ui)?;
                         return Err(e);
@@ -433,6 +436,7 @@ pub(crate) fn chat_turn(
         messages: &win.messages,
         modes: turn.modes,
         timeout,
+        timeout_given: args.timeout.is_some(),
         no_wait: args.no_wait,
     };
     if args.dry_run {

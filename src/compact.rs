@@ -53,11 +53,10 @@ pub(crate) fn command(
             Error::not_found(format!("no chat '{id}'")).hint("`ai chat list` shows your chats")
         );
     };
-    let timeout = timeout.unwrap_or(ctx.config.timeout);
     let wait = if no_wait {
         Wait::No
     } else {
-        Wait::UpTo(timeout)
+        Wait::UpTo(timeout.unwrap_or(ctx.config.timeout))
     };
     let mut chat = ctx.store.open(&id, wait, None, &ctx.ui)?;
     let route = crate::call::chat_route(&chat, &ctx.config)?;
@@ -74,7 +73,7 @@ pub(crate) fn run(
     chat: &mut Chat,
     route: &Route,
     keep: u64,
-    timeout: Duration,
+    timeout: Option<Duration>,
 ) -> Result<Option<SummaryRec>> {
     chat.load_all()?;
     let previous = chat.header.summary.clone();
@@ -124,7 +123,8 @@ pub(crate) fn run(
         system: Some(SUMMARIZER),
         messages: &messages,
         modes: Modes::default(),
-        timeout,
+        timeout: timeout.unwrap_or(ctx.config.timeout),
+        timeout_given: timeout.is_some(),
         no_wait: false,
     };
     ctx.ui.notice(&format!(

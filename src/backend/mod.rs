@@ -31,6 +31,8 @@ pub(crate) struct Request<'a> {
     pub(crate) messages: &'a [Message],
     pub(crate) modes: Modes,
     pub(crate) timeout: Duration,
+    /// `timeout` was asked for (`--timeout`): it wins over an HTTP provider's own "timeout".
+    pub(crate) timeout_given: bool,
     /// `--no-wait`: fail at once instead of waiting for a rate limit.
     pub(crate) no_wait: bool,
 }

@@ -617,6 +617,26 @@ fn timeout_flag_applies_to_http_providers() {
     assert!(out.error().contains("no answer"), "{out:#?}");
 }
 
+/// `--timeout` wins over a provider's own timeout even when it equals the global one.
+#[test]
+fn timeout_flag_equal_to_the_global_one_still_wins() {
+    let s = Server::start(vec![
+        Reply::sse(&[])
+            .pause(6000)
+            .body(&oa_stream("too late", 1, 1)),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"timeout":1,"providers":{"openai":{"retries":0,"timeout":30}}}"#);
+    let started = std::time::Instant::now();
+    let out = env.run(&["--timeout", "1", "openai:gpt-test", "hi"]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    assert!(out.error().contains("within 1s"), "{out:#?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "waited for the server"
+    );
+}
+
 #[test]
 fn provider_timeout_from_config() {
     let s = Server::start(vec![

@@ -92,9 +92,8 @@ fn build(p: &Resolved, req: &Request<'_>) -> Built {
 fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
     let env = Env::load(config);
     let mut p = provider::resolve(req.route.provider.name(), config, &env)?;
-    // `--timeout` (the only way `req.timeout` differs from the global setting) wins over the
-    // provider's own "timeout".
-    if req.timeout != config.timeout {
+    // `--timeout` wins over the provider's own "timeout".
+    if req.timeout_given {
         p.timeout = req.timeout;
     }
     if p.key_required && p.key.is_none() {
