@@ -4,14 +4,15 @@
 use std::time::Duration;
 
 use crate::alias::Route;
-use crate::backend::{self, Message, Request, Role};
-use crate::call::Ctx;
-use crate::chat::record::{self, MessageRec, Record, SummaryRec};
-use crate::chat::store::{Chat, Wait};
+use crate::backend::{self, Request, transcript};
+use crate::chat::record::{self, Record, Role as DiskRole, SummaryRec};
+use crate::chat::store::Chat;
 use crate::chat::window;
 use crate::cli::Modes;
+use crate::conversation::{Message, Part, Role};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::output::{self, Sink};
+use crate::output::Sink;
 
 /// Exchanges kept out of the summary by default.
 pub(crate) const DEFAULT_KEEP: u64 = 4;
@@ -23,48 +24,6 @@ const ASK: &str = "Summarize the conversation below so that it can continue from
     alone. Keep every fact, decision, name, number, file name and code identifier, what was \
     tried and how it went, and each open question; drop pleasantries. Write short paragraphs or \
     lists, with no preamble.";
-
-/// The system prompt as sent: the chat's own, then the latest summary.
-pub(crate) fn with_summary(system: Option<&str>, summary: Option<&SummaryRec>) -> Option<String> {
-    let Some(s) = summary else {
-        return system.map(str::to_owned);
-    };
-    let part = format!(
-        "Summary of the earlier part of this conversation (turns 1–{}):\n{}",
-        s.through_turn, s.content
-    );
-    Some(match system {
-        Some(sys) if !sys.trim().is_empty() => format!("{sys}\n\n{part}"),
-        _ => part,
-    })
-}
-
-/// `ai chat compact ID [--keep N]`.
-pub(crate) fn command(
-    ctx: &Ctx,
-    id: &str,
-    keep: u64,
-    timeout: Option<Duration>,
-    no_wait: bool,
-) -> Result<()> {
-    crate::chat::store::check_id(id)?;
-    let Some(id) = ctx.store.find(id) else {
-        return Err(
-            Error::not_found(format!("no chat '{id}'")).hint("`ai chat list` shows your chats")
-        );
-    };
-    let wait = if no_wait {
-        Wait::No
-    } else {
-        Wait::UpTo(timeout.unwrap_or(ctx.config.timeout))
-    };
-    let mut chat = ctx.store.open(&id, wait, None, &ctx.ui)?;
-    let route = crate::call::chat_route(&chat, &ctx.config)?;
-    match run(ctx, &mut chat, &route, keep, timeout)? {
-        Some(summary) => output::print_stdout(&format!("{}\n", summary.content.trim_end())),
-        None => Ok(()),
-    }
-}
 
 /// Summarize the exchanges of `chat` before its newest `keep` ones (and after its latest
 /// summary) with `route`, and record the summary. `None` when there is nothing to summarize.
@@ -88,36 +47,29 @@ pub(crate) fn run(
         ));
         return Ok(None);
     }
-    let old: Vec<&MessageRec> = chat
-        .messages()
-        .filter(|m| m.turn.is_some_and(|t| t > from && t <= through))
+    // What is summarized: the previous summary and the turns after it, quoted between
+    // markers their text cannot imitate, so nothing planted in an old message or file can pass
+    // for an instruction (the summary itself is later sent as quoted data, never as system).
+    let entries: Vec<_> = window::history(&chat.records, from)
+        .into_iter()
+        .filter(|e| e.turn().is_some_and(|t| t <= through))
         .collect();
-    let before: u64 = old
-        .iter()
-        .map(|m| window::estimate(&m.content) as u64)
-        .sum();
-    let mut text = format!("{ASK}\n\n");
+    let mut old = window::select(&entries, 0, 0, usize::MAX).messages;
+    let before: u64 = old.iter().map(|m| window::estimate_message(m) as u64).sum();
     if let Some(p) = &previous {
-        text.push_str(&format!(
-            "[summary of turns 1–{}]\n{}\n\n",
-            p.through_turn, p.content
-        ));
+        old.insert(
+            0,
+            Message {
+                role: Role::User,
+                parts: vec![Part::Summary {
+                    through_turn: p.through_turn,
+                    text: p.content.clone(),
+                }],
+            },
+        );
     }
-    for m in &old {
-        let who = match m.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        text.push_str(&format!(
-            "[{who}, turn {}]\n{}\n\n",
-            m.turn.unwrap_or(0),
-            m.content
-        ));
-    }
-    let messages = [Message {
-        role: Role::User,
-        content: text,
-    }];
+    let text = format!("{ASK}\n\n{}", transcript::quote_conversation(&old));
+    let messages = [Message::text(Role::User, text)];
     let req = Request {
         route,
         system: Some(SUMMARIZER),
@@ -172,13 +124,23 @@ pub(crate) fn prior_tokens(chat: &Chat) -> u64 {
     let through = summary.map_or(0, |s| s.through_turn);
     let mut extra = 0u64;
     for r in chat.records.iter().rev() {
-        let Record::Message(m) = r else { continue };
+        let m = match r {
+            Record::Message(m) => m,
+            Record::Round(x) if x.turn <= through => return extra,
+            Record::Round(x) => {
+                let [calls, results] = window::round(x);
+                extra +=
+                    (window::estimate_message(&calls) + window::estimate_message(&results)) as u64;
+                continue;
+            }
+            _ => continue,
+        };
         if m.turn.is_some_and(|t| t <= through) {
             return extra;
         }
         // A count written before the latest summary still includes what it replaced.
         let current = summary.is_none_or(|s| m.ts >= s.ts);
-        if let (Role::Assistant, Some(n), true) = (m.role, m.history_tokens, current) {
+        if let (DiskRole::Assistant, Some(n), true) = (m.role, m.history_tokens, current) {
             return n + extra;
         }
         extra += window::estimate(&m.content) as u64;
@@ -194,11 +156,23 @@ pub(crate) fn prior_tokens(chat: &Chat) -> u64 {
 
 /// Estimated tokens a turn with everything since the summary would send.
 pub(crate) fn weigh(chat: &Chat, system: Option<&str>, prompt: &str) -> u64 {
-    let summary = chat.header.summary.as_ref();
-    let system = with_summary(system, summary);
     prior_tokens(chat)
-        + system.as_deref().map_or(0, window::estimate) as u64
+        + fixed_tokens(system, chat.header.summary.as_ref())
         + window::estimate(prompt) as u64
+}
+
+/// Estimated tokens that every turn sends besides its history: the system prompt and the
+/// latest summary (quoted).
+pub(crate) fn fixed_tokens(system: Option<&str>, summary: Option<&SummaryRec>) -> u64 {
+    let summary = summary.map(|s| Message {
+        role: Role::User,
+        parts: vec![Part::Summary {
+            through_turn: s.through_turn,
+            text: s.content.clone(),
+        }],
+    });
+    (system.map_or(0, window::estimate) + summary.as_ref().map_or(0, window::estimate_message))
+        as u64
 }
 
 pub(crate) fn overflow_warning(chat: &Chat, route: &Route, weight: u64, context: u64) -> String {

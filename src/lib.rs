@@ -13,6 +13,8 @@ mod commands;
 mod compact;
 mod config;
 mod context;
+mod conversation;
+mod ctx;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
@@ -20,9 +22,11 @@ mod input;
 mod modes;
 mod output;
 mod present;
+mod route;
 mod serve;
 mod several;
 mod signal;
+mod turn;
 
 use clap::Parser;
 
@@ -41,7 +45,7 @@ pub fn main() -> i32 {
             .map(|k| k.to_string_lossy().into_owned())
             .unwrap_or_default();
         let done = match kind.as_str() {
-            "chats" => call::Ctx::load(true).and_then(|ctx| commands::chat::complete(&ctx)),
+            "chats" => ctx::Ctx::load(true).and_then(|ctx| commands::chat::complete(&ctx)),
             _ => commands::completions::complete(&kind),
         };
         return i32::from(done.is_err());
@@ -135,9 +139,9 @@ fn restore_words(cli: &mut Cli, hidden: &[String]) {
 fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
     use commands::chat;
     if let ChatAction::Retry { id, model, call } = action {
-        return call::retry(&top.merge(call), &id, model.as_deref());
+        return commands::retry::run(&top.merge(call), &id, model.as_deref());
     }
-    let ctx = call::Ctx::load(top.quiet)?;
+    let ctx = ctx::Ctx::load(top.quiet)?;
     match action {
         ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
         ChatAction::Show { id, json, stats } => chat::show(&ctx, &id, json, stats),
@@ -159,7 +163,7 @@ fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
             keep,
             timeout,
             no_wait,
-        } => compact::command(
+        } => commands::compact::run(
             &ctx,
             &id,
             keep,

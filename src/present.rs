@@ -3,11 +3,10 @@
 use serde::Serialize;
 
 use crate::alias::Route;
-use crate::call::Ctx;
 use crate::chat::record::Usage;
 use crate::cli::Modes;
 use crate::error::{Error, Result};
-use crate::output;
+use crate::output::{self, Ui};
 
 /// How a reply reaches the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,30 +51,20 @@ impl Present {
     }
 
     /// Show a complete reply (a streamed one is on stdout already).
-    pub(crate) fn show(self, ctx: &Ctx, done: &Done) -> Result<()> {
+    pub(crate) fn show(self, ui: &Ui, done: &Done) -> Result<()> {
         match self {
             Present::Stream | Present::Collect => Ok(()),
             Present::Json => print_json(&[JsonReply::of(done)], false),
             Present::Command => {
                 output::print_stdout(&format!("{}\n", crate::modes::clean(&done.reply)))
             }
-            Present::Run { yes } => match crate::modes::confirm_and_run(
-                &crate::modes::clean(&done.reply),
-                yes,
-                &ctx.ui,
-            )? {
-                0 => Ok(()),
-                code => Err(Error::Exit(code)),
-            },
+            Present::Run { yes } => {
+                match crate::modes::confirm_and_run(&crate::modes::clean(&done.reply), yes, ui)? {
+                    0 => Ok(()),
+                    code => Err(Error::Exit(code)),
+                }
+            }
         }
-    }
-}
-
-/// The system prompt as sent: the chat's (or config's), and a mode's instruction after it.
-pub(crate) fn with_instruction(system: Option<String>, present: Present) -> Option<String> {
-    match (system, present.instruction()) {
-        (Some(s), Some(i)) => Some(format!("{s}\n\n{i}")),
-        (s, i) => s.or(i),
     }
 }
 

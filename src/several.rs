@@ -3,11 +3,11 @@
 use std::time::Instant;
 
 use crate::alias::Route;
-use crate::call::{Ctx, Target, Turn, chat_turn, one_shot};
-use crate::cli::CallArgs;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::present::{Done, JsonReply, Present, print_json};
+use crate::turn::{self, Finished, Kind, Options, Target, Turn};
 
 /// Several models at once (`ai opus pro gpt "…"`): each runs in parallel as a turn of its own
 /// (and, when saving, its own new chat); the answers come in the order given, each under a
@@ -15,7 +15,7 @@ use crate::present::{Done, JsonReply, Present, print_json};
 /// does not hide the others; the exit code reports the first one.
 pub(crate) fn several(
     ctx: &Ctx,
-    args: &CallArgs,
+    opts: &Options,
     turn: Turn,
     models: Vec<Route>,
     save: bool,
@@ -42,22 +42,26 @@ pub(crate) fn several(
         prompt: turn.prompt.clone(),
         title: turn.title.clone(),
     };
-    let go = |t: Turn| {
+    // Each model's result, and the chat it wrote to (also when it failed).
+    let go = |t: Turn| -> Finished {
         if save {
-            chat_turn(ctx, args, Target::New(None), t, None)
+            turn::chat(ctx, opts, &Target::New(None), t, Kind::Fresh)
         } else {
-            one_shot(ctx, args, t)
+            Finished {
+                result: turn::one_shot(ctx, opts, t),
+                chat: None,
+            }
         }
     };
-    if args.dry_run {
+    if opts.dry_run {
         for route in models {
             output::print_stdout(&format!("── {} ──\n", route.label))?;
-            go(each(route))?;
+            go(each(route)).result?;
         }
         return Ok(());
     }
     let started = Instant::now();
-    let results: Vec<(Route, Result<Option<Done>>, u128)> = std::thread::scope(|scope| {
+    let results: Vec<(Route, Finished, u128)> = std::thread::scope(|scope| {
         let handles: Vec<_> = models
             .iter()
             .map(|route| {
@@ -68,29 +72,35 @@ pub(crate) fn several(
             .collect();
         let mut results = Vec::new();
         for (route, handle) in models.into_iter().zip(handles) {
-            let result = handle
-                .join()
-                .unwrap_or_else(|_| Err(Error::backend("this model's call failed unexpectedly")));
+            let finished = handle.join().unwrap_or_else(|_| Finished {
+                result: Err(Error::backend("this model's call failed unexpectedly")),
+                chat: None,
+            });
             let ms = started.elapsed().as_millis();
             if !json {
                 // Printed as soon as this answer and those before it are in.
-                let shown = show_one(&route, &result, ms);
+                let shown = show_one(&route, &finished.result, ms);
                 if let Err(Error::BrokenPipe) = shown {
-                    return vec![(route, Err(Error::BrokenPipe), ms)];
+                    let broken = Finished {
+                        result: Err(Error::BrokenPipe),
+                        chat: finished.chat,
+                    };
+                    return vec![(route, broken, ms)];
                 }
             }
-            results.push((route, result, ms));
+            results.push((route, finished, ms));
         }
         results
     });
     if json {
         let items: Vec<JsonReply<'_>> = results
             .iter()
-            .map(|(route, result, ms)| match result {
+            .map(|(route, Finished { result, chat }, ms)| match result {
                 Ok(Some(done)) => JsonReply::of(done),
                 Ok(None) | Err(_) => JsonReply {
                     reply: None,
-                    chat: None,
+                    // A failed model's prompt is kept in its chat: scripts need that ID.
+                    chat: chat.as_deref(),
                     model: &route.model,
                     provider: route.provider.name(),
                     alias: &route.label,
@@ -107,15 +117,17 @@ pub(crate) fn several(
     }
     let chats: Vec<String> = results
         .iter()
-        .filter_map(|(route, result, _)| match result {
-            Ok(Some(Done { chat: Some(id), .. })) => Some(format!("{} {id}", route.label)),
-            _ => None,
+        .filter_map(|(route, finished, _)| {
+            finished
+                .chat
+                .as_ref()
+                .map(|id| format!("{} {id}", route.label))
         })
         .collect();
     if !chats.is_empty() {
         ctx.ui.notice(&format!("[chats: {}]", chats.join(", ")));
     }
-    let mut failures = results.into_iter().filter_map(|(_, r, _)| r.err());
+    let mut failures = results.into_iter().filter_map(|(_, f, _)| f.result.err());
     match failures.next() {
         None => Ok(()),
         Some(Error::BrokenPipe) => Err(Error::BrokenPipe),

@@ -99,13 +99,11 @@ fn builtin(cli: Cli, req: &Request<'_>, prompt: String) -> Invocation {
             Cli::Ollama => notes.push("ollama has no auto-approve option; yolo is ignored".into()),
         }
     }
-    if modes.json {
-        match cli {
-            Cli::Claude => args.extend(s(&["--output-format", "json"])),
-            Cli::Codex => args.push("--json".into()),
-            Cli::Gemini | Cli::Qwen => args.extend(s(&["-o", "json"])),
-            Cli::Ollama => args.extend(s(&["--format", "json"])),
-        }
+    // The `json` word asks the model for JSON: ollama has a switch for it; the others are
+    // asked in the system prompt. Their own JSON envelopes (claude --output-format json, …)
+    // would be stored as the reply and resent as history, so they are never asked for here.
+    if modes.json && cli == Cli::Ollama {
+        args.extend(s(&["--format", "json"]));
     }
     if cli == Cli::Codex {
         args.push("-".into());

@@ -1,7 +1,8 @@
 //! The built-in `echo` backend: no AI, it replies with an account of what it received.
 //! Lets pipes, chats and scripts be tried with nothing else installed.
 
-use super::{End, Outcome, Request, Role};
+use super::{End, Outcome, Request};
+use crate::conversation::Role;
 use crate::output::Sink;
 
 pub(crate) fn send(req: &Request<'_>, sink: &mut dyn Sink) -> Outcome {

@@ -14,13 +14,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::output::{Sink, Ui};
 
-pub(crate) use crate::chat::record::Role;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Message {
-    pub(crate) role: Role,
-    pub(crate) content: String,
-}
+use crate::conversation::{Message, Part};
 
 /// Everything a backend needs for one call.
 #[derive(Debug)]
@@ -38,11 +32,16 @@ pub(crate) struct Request<'a> {
 }
 
 impl Request<'_> {
-    /// The new prompt (last user message).
+    /// The new prompt: the text typed for this turn (the last text of the last message).
     pub(crate) fn prompt(&self) -> &str {
         self.messages
             .last()
-            .map(|m| m.content.as_str())
+            .and_then(|m| {
+                m.parts.iter().rev().find_map(|p| match p {
+                    Part::Text(t) => Some(t.as_str()),
+                    _ => None,
+                })
+            })
             .unwrap_or("")
     }
 }
@@ -90,6 +89,21 @@ pub(crate) fn send(
             Ok(process::run(&inv, req.timeout, sink))
         }
         Provider::Http(_) => http::send(req, config, sink, ui, req.no_wait),
+    }
+}
+
+/// Check that a route can be used (its provider's settings, its key, a custom backend's
+/// declaration) before anything is written for it.
+pub(crate) fn check(route: &Route, config: &Config) -> Result<()> {
+    match &route.provider {
+        Provider::Echo | Provider::Cli(_) => Ok(()),
+        Provider::Custom(name) => match config.backends.get(name) {
+            Some(_) => Ok(()),
+            None => Err(Error::config(format!(
+                "backend '{name}' is not declared in config"
+            ))),
+        },
+        Provider::Http(_) => http::check(route, config),
     }
 }
 

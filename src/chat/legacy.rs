@@ -108,6 +108,8 @@ fn message(role: Role, m: LegacyMessage, turn: u64, origin: &Origin, created: &s
         ms: None,
         history_tokens: None,
         interrupted: false,
+        sources: Vec::new(),
+        empty: false,
     })
 }
 

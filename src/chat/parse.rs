@@ -27,7 +27,7 @@ pub(crate) fn damaged(path: &Path, line_no: usize, why: String) -> Error {
 }
 
 pub(crate) fn parse_header(line: &[u8], path: &Path) -> Result<Header> {
-    let header = match serde_json::from_slice::<Record>(line) {
+    let header = match Record::parse(line) {
         Ok(Record::Chat(h)) => h,
         Ok(_) => {
             return Err(damaged(
@@ -126,7 +126,7 @@ pub(crate) fn parse_body(
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(floor, |p| floor + p + 1);
-        if serde_json::from_slice::<Record>(&buf[cut..end]).is_ok() {
+        if Record::parse(&buf[cut..end]).is_ok() {
             // Whole, only its newline is missing (an editor, a copy): keep it, as if the
             // newline were there; the next write adds it.
             unterminated = true;
@@ -155,10 +155,12 @@ pub(crate) fn parse_body(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let rec = serde_json::from_slice::<Record>(line).map_err(|e| (start, e.to_string()))?;
+        let rec = Record::parse(line).map_err(|e| (start, e.to_string()))?;
         if last_line {
             last_line = false;
-            // A user message alone at the end is the first half of an interrupted write.
+            // A user message alone at the end is the first half of an interrupted write: it
+            // goes down in one write with its reply or its first tool round. (A user message
+            // followed by rounds is a turn cut short after those rounds: it is kept.)
             if matches!(&rec, Record::Message(m) if m.role == Role::User) {
                 torn_at = Some(offset + start as u64);
                 continue;
@@ -166,6 +168,11 @@ pub(crate) fn parse_body(
         }
         match &rec {
             Record::Message(m) => chars += m.content.chars().count(),
+            Record::Round(r) => {
+                chars += r.text.chars().count()
+                    + r.calls.iter().map(|c| c.arguments.len()).sum::<usize>()
+                    + r.results.iter().map(|x| x.content.len()).sum::<usize>()
+            }
             Record::Chat(_) => return Err((start, "a second chat header".into())),
             _ => {}
         }
@@ -186,14 +193,7 @@ pub(crate) fn parse_body(
         }
     }
     rev.reverse();
-    let turns = rev
-        .iter()
-        .rev()
-        .find_map(|r| match r {
-            Record::Message(m) => m.turn,
-            _ => None,
-        })
-        .unwrap_or(0);
+    let turns = rev.iter().rev().find_map(Record::turn).unwrap_or(0);
     let complete = at_start && pos <= floor;
     Ok(Body {
         records: rev,

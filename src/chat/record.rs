@@ -2,6 +2,7 @@
 //! they are kept apart from runtime state and only ever gain optional fields.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 pub(crate) const VERSION: u32 = 1;
 
@@ -76,6 +77,12 @@ pub(crate) struct MessageRec {
     /// The reply was cut short (Ctrl+C, a dropped stream, a closed stdout).
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) interrupted: bool,
+    /// The passages the answer was given (assistant messages of grounded turns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sources: Vec<SourceRef>,
+    /// The backend answered with nothing at all (assistant messages).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) empty: bool,
 }
 
 /// A prompt whose turn failed: kept so nothing typed is lost, and `ai chat retry` resends it.
@@ -100,16 +107,194 @@ pub(crate) struct SummaryRec {
     pub(crate) through_turn: u64,
 }
 
+/// One tool round of a turn (tool calling): what the model asked for and what the tools
+/// returned. Written when the round completes, so a crash mid-turn loses only the round under
+/// way. An `ai` that predates rounds skips the record (it keeps unknown types).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", rename_all = "lowercase")]
+pub(crate) struct RoundRec {
+    /// The turn it belongs to (the number of its user message).
+    pub(crate) turn: u64,
+    /// 1 for the first round of the turn.
+    pub(crate) round: u32,
+    pub(crate) ts: String,
+    /// Text the model wrote before asking for the tools.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) text: String,
+    #[serde(default)]
+    pub(crate) calls: Vec<CallRec>,
+    #[serde(default)]
+    pub(crate) results: Vec<ResultRec>,
+    #[serde(flatten)]
+    pub(crate) origin: Origin,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ms: Option<u64>,
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct CallRec {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    /// JSON text, exactly as received.
+    pub(crate) arguments: String,
+    /// Gemini's `thoughtSignature`, sent back with the call on later turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) signature: Option<String>,
+}
+
+/// What a tool returned for one call.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct ResultRec {
+    /// The call it answers.
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) content: String,
+    /// The call failed; `content` says why.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) error: bool,
+    /// `content` was cut to the size limit.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) truncated: bool,
+}
+
+/// A passage a grounded answer was given (knowledge bases): a reference, not the text, so the
+/// history does not balloon; the text is retrieved afresh when needed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct SourceRef {
+    /// The knowledge base.
+    pub(crate) kb: String,
+    /// The note's ID within it.
+    pub(crate) id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path: Option<String>,
+    /// Which passage of the note (0 for the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) chunk: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) score: Option<f64>,
+}
+
+/// One line of a chat file.
+#[derive(Debug, Clone)]
 pub(crate) enum Record {
     Chat(Header),
     Message(MessageRec),
     Pending(PendingRec),
     Summary(SummaryRec),
-    /// A record type from a newer version: kept on disk, skipped here.
-    #[serde(other)]
-    Unknown,
+    Round(RoundRec),
+    /// A record type from a newer version: skipped here, and kept exactly as written (through
+    /// rewrites, `chat show --json`, export and import).
+    Unknown(Box<RawValue>),
+}
+
+/// The record types this version knows, as they are on disk.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Known {
+    Chat(Header),
+    Message(MessageRec),
+    Pending(PendingRec),
+    Summary(SummaryRec),
+    Round(RoundRec),
+}
+
+/// The same, borrowed, for writing.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum KnownRef<'a> {
+    Chat(&'a Header),
+    Message(&'a MessageRec),
+    Pending(&'a PendingRec),
+    Summary(&'a SummaryRec),
+    Round(&'a RoundRec),
+}
+
+const KNOWN_TYPES: [&str; 5] = ["chat", "message", "pending", "summary", "round"];
+
+/// Just the type of a record.
+#[derive(Deserialize)]
+struct TypeOnly {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+impl From<Known> for Record {
+    fn from(k: Known) -> Record {
+        match k {
+            Known::Chat(h) => Record::Chat(h),
+            Known::Message(m) => Record::Message(m),
+            Known::Pending(p) => Record::Pending(p),
+            Known::Summary(s) => Record::Summary(s),
+            Known::Round(r) => Record::Round(r),
+        }
+    }
+}
+
+impl Record {
+    /// Parse one line. A well-formed object whose `type` this version does not know is kept
+    /// whole as [`Record::Unknown`]; a known type that does not parse is an error.
+    pub(crate) fn parse(line: &[u8]) -> std::result::Result<Record, serde_json::Error> {
+        match serde_json::from_slice::<Known>(line) {
+            Ok(k) => Ok(k.into()),
+            Err(e) => match serde_json::from_slice::<TypeOnly>(line) {
+                Ok(TypeOnly { kind: Some(kind) }) if !KNOWN_TYPES.contains(&kind.as_str()) => {
+                    let text = std::str::from_utf8(line)
+                        .map_err(|_| e)?
+                        .trim_end_matches(['\r', '\n']);
+                    Ok(Record::Unknown(RawValue::from_string(text.to_owned())?))
+                }
+                _ => Err(e),
+            },
+        }
+    }
+
+    /// The turn a record belongs to, when it belongs to one.
+    pub(crate) fn turn(&self) -> Option<u64> {
+        match self {
+            Record::Message(m) => m.turn,
+            Record::Round(r) => Some(r.turn),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Record) -> bool {
+        match (self, other) {
+            (Record::Chat(a), Record::Chat(b)) => a == b,
+            (Record::Message(a), Record::Message(b)) => a == b,
+            (Record::Pending(a), Record::Pending(b)) => a == b,
+            (Record::Summary(a), Record::Summary(b)) => a == b,
+            (Record::Round(a), Record::Round(b)) => a == b,
+            (Record::Unknown(a), Record::Unknown(b)) => a.get() == b.get(),
+            _ => false,
+        }
+    }
+}
+
+impl Serialize for Record {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Record::Chat(h) => KnownRef::Chat(h).serialize(s),
+            Record::Message(m) => KnownRef::Message(m).serialize(s),
+            Record::Pending(p) => KnownRef::Pending(p).serialize(s),
+            Record::Summary(x) => KnownRef::Summary(x).serialize(s),
+            Record::Round(r) => KnownRef::Round(r).serialize(s),
+            Record::Unknown(raw) => raw.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Record, D::Error> {
+        // Through the raw text, so an unknown type is kept exactly (exports and imports).
+        let raw = Box::<RawValue>::deserialize(d)?;
+        Record::parse(raw.get().as_bytes()).map_err(serde::de::Error::custom)
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -145,19 +330,30 @@ mod tests {
         });
         let l = line(&h);
         assert!(l.starts_with(r#"{"type":"chat","v":1,"id":"K7Q""#), "{l}");
-        assert_eq!(serde_json::from_str::<Record>(&l).unwrap(), h);
+        assert_eq!(Record::parse(l.as_bytes()).unwrap(), h);
     }
 
     #[test]
     fn unknown_types_are_skipped() {
-        let r: Record = serde_json::from_str(r#"{"type":"bookmark","x":1}"#).unwrap();
-        assert_eq!(r, Record::Unknown);
+        let text = r#"{"type":"bookmark","z":1,  "a":[2,1]}"#;
+        let r = Record::parse(text.as_bytes()).unwrap();
+        let Record::Unknown(raw) = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(raw.get(), text);
+        // Written back byte for byte, in a line and inside a document.
+        assert_eq!(line(&r), format!("{text}\n"));
+        let doc: Vec<Record> = serde_json::from_str(&format!("[{text}]")).unwrap();
+        assert_eq!(serde_json::to_string(&doc).unwrap(), format!("[{text}]"));
+        // A known type that does not parse stays an error.
+        assert!(Record::parse(br#"{"type":"message","role":"robot"}"#).is_err());
+        assert!(Record::parse(br#"{"no":"type"}"#).is_err());
     }
 
     #[test]
     fn message_fields() {
-        let r: Record = serde_json::from_str(
-            r#"{"type":"message","role":"assistant","content":"hi","ts":"t","provider":"claude","model":"opus","turn":3,"interrupted":true}"#,
+        let r = Record::parse(
+            br#"{"type":"message","role":"assistant","content":"hi","ts":"t","provider":"claude","model":"opus","turn":3,"interrupted":true}"#,
         )
         .unwrap();
         let Record::Message(m) = r else { panic!() };

@@ -12,7 +12,7 @@ use rand::Rng;
 use super::legacy;
 pub(crate) use super::parse::parse;
 use super::parse::{Parsed, damaged, parse_body, parse_header};
-use super::record::{self, Header, MessageRec, Record, Role, SummaryRec};
+use super::record::{self, Header, Record, Role, SummaryRec};
 use crate::config::create_private_dir;
 use crate::error::{Error, Result};
 use crate::output::Ui;
@@ -628,14 +628,6 @@ impl Chat {
                 Err(Error::io("write", &self.path, e))
             }
         }
-    }
-
-    /// Messages in the loaded records, oldest first.
-    pub(crate) fn messages(&self) -> impl Iterator<Item = &MessageRec> {
-        self.records.iter().filter_map(|r| match r {
-            Record::Message(m) => Some(m),
-            _ => None,
-        })
     }
 }
 

@@ -9,10 +9,10 @@ use comfy_table::{Table, presets};
 use serde::Serialize;
 
 use crate::alias;
-use crate::call::Ctx;
 use crate::chat::legacy;
 use crate::chat::record::{self, Header, Record, Role};
 use crate::chat::store::{self, Wait};
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::output::{self, sanitize};
 
@@ -348,7 +348,23 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
                     sanitize(s.content.trim_end())
                 ));
             }
-            Record::Chat(_) | Record::Unknown => {}
+            Record::Round(x) => {
+                for c in &x.calls {
+                    let result = x.results.iter().find(|r| r.id == c.id);
+                    out.push_str(&format!(
+                        "\n── tool {} {} → {} ──\n{}\n",
+                        sanitize(&c.name),
+                        one_line(&c.arguments, 100),
+                        match result {
+                            Some(r) if r.error => "error",
+                            Some(_) => "ok",
+                            None => "no result",
+                        },
+                        sanitize(result.map_or("", |r| r.content.trim_end()))
+                    ));
+                }
+            }
+            Record::Chat(_) | Record::Unknown(_) => {}
         }
     }
     output::print_stdout(&out)
@@ -369,6 +385,8 @@ struct Stats {
     /// Messages per model (the alias they were sent with).
     models: std::collections::BTreeMap<String, usize>,
     summaries: usize,
+    /// Tool rounds (tool calling).
+    rounds: usize,
     pending: usize,
     interrupted: usize,
 }
@@ -382,8 +400,7 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
         ..Stats::default()
     };
     let mut in_full =
-        crate::compact::with_summary(header.system.as_deref(), header.summary.as_ref())
-            .map_or(0, |s| estimate(&s)) as u64;
+        crate::compact::fixed_tokens(header.system.as_deref(), header.summary.as_ref());
     for r in records {
         match r {
             Record::Message(m) => {
@@ -409,9 +426,24 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
                 }
                 st.interrupted += usize::from(m.interrupted);
             }
+            Record::Round(x) => {
+                st.rounds += 1;
+                let [calls, results] = crate::chat::window::round(x);
+                let est = (crate::chat::window::estimate_message(&calls)
+                    + crate::chat::window::estimate_message(&results))
+                    as u64;
+                st.estimated_tokens += est;
+                if x.turn > through {
+                    in_full += est;
+                }
+                if let Some(u) = &x.usage {
+                    st.usage_input += u.input.unwrap_or(0);
+                    st.usage_output += u.output.unwrap_or(0);
+                }
+            }
             Record::Pending(_) => {}
             Record::Summary(_) => st.summaries += 1,
-            Record::Chat(_) | Record::Unknown => {}
+            Record::Chat(_) | Record::Unknown(_) => {}
         }
     }
     st.estimated_tokens_sent_in_full = in_full;

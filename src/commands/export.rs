@@ -7,10 +7,10 @@ use std::io::Read;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::call::Ctx;
 use crate::chat::record::{Header, Record, Role};
 use crate::chat::store;
 use crate::cli::ExportFormat;
+use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::output;
 
@@ -69,7 +69,7 @@ fn markdown(doc: &Document) -> String {
                 format!("### Summary of turns 1–{} · {}", s.through_turn, s.ts),
                 s.content.as_str(),
             ),
-            Record::Chat(_) | Record::Unknown => continue,
+            Record::Chat(_) | Record::Unknown(_) | Record::Round(_) => continue,
         };
         let mut meta = serde_json::to_value(r).unwrap_or(Value::Null);
         if let Value::Object(m) = &mut meta {
@@ -153,7 +153,7 @@ fn checked(mut doc: Document) -> std::result::Result<Document, String> {
     if doc.records.iter().any(|r| matches!(r, Record::Chat(_))) {
         return Err("a chat header stands among its records".into());
     }
-    doc.records.retain(|r| !matches!(r, Record::Unknown));
+    doc.records.retain(|r| !matches!(r, Record::Unknown(_)));
     let last_turn = doc
         .records
         .iter()

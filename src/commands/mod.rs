@@ -1,8 +1,10 @@
-//! The management commands: `init`, `list`, `default`, `completions`.
+//! The management commands: `init`, `list`, `default`, `completions`, and the chat commands.
 
 pub(crate) mod chat;
+pub(crate) mod compact;
 pub(crate) mod completions;
 pub(crate) mod default;
 pub(crate) mod export;
 pub(crate) mod init;
 pub(crate) mod list;
+pub(crate) mod retry;

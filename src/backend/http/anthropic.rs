@@ -1,27 +1,106 @@
 //! Anthropic Messages.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::provider::Resolved;
 use super::{Bad, Built, ErrorBody, Piece};
-use crate::backend::{Request, Role};
+use crate::backend::Request;
 use crate::chat::record::Usage;
+use crate::conversation::Role;
 
-pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
-    let messages: Vec<Value> = req
-        .messages
+/// A Messages request body.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    messages: Vec<ReqMsg<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct ReqMsg<'a> {
+    role: &'static str,
+    content: Content<'a>,
+}
+
+/// A plain string when the message is only text, else content blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(String),
+    Blocks(Vec<ReqBlock<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ReqBlock<'a> {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        /// An object (the model's JSON text, parsed).
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
+    req.messages
         .iter()
         .map(|m| {
-            let role = match m.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({"role": role, "content": m.content})
+            if m.tool_calls().next().is_none() && m.tool_results().next().is_none() {
+                return ReqMsg {
+                    role: role(m.role),
+                    content: Content::Text(m.plain_text()),
+                };
+            }
+            let mut content = Vec::new();
+            // Tool results come first in their message, as the API requires.
+            for r in m.tool_results() {
+                content.push(ReqBlock::ToolResult {
+                    tool_use_id: &r.call_id,
+                    content: &r.content,
+                    is_error: r.is_error,
+                });
+            }
+            let text = m.plain_text();
+            if !text.is_empty() {
+                content.push(ReqBlock::Text { text });
+            }
+            for c in m.tool_calls() {
+                content.push(ReqBlock::ToolUse {
+                    id: &c.id,
+                    name: &c.name,
+                    input: super::arguments_object(&c.arguments),
+                });
+            }
+            ReqMsg {
+                role: role(m.role),
+                content: Content::Blocks(content),
+            }
         })
-        .collect();
-    let mut body =
-        json!({"model": req.route.model, "max_tokens": p.max_tokens, "messages": messages});
+        .collect()
+}
+
+fn role(r: Role) -> &'static str {
+    match r {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     let mut system = req.system.map(str::to_owned);
     if req.modes.json {
         let ask = "Answer with one valid JSON value and nothing else.";
@@ -30,12 +109,13 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
             None => ask.to_owned(),
         });
     }
-    if let Some(s) = system {
-        body["system"] = json!(s);
-    }
-    if stream {
-        body["stream"] = json!(true);
-    }
+    let body = Body {
+        model: &req.route.model,
+        max_tokens: p.max_tokens,
+        messages: messages(req),
+        system,
+        stream: stream.then_some(true),
+    };
     let mut headers = vec![("anthropic-version".to_owned(), "2023-06-01".to_owned())];
     if let Some(k) = &p.key {
         headers.push(("x-api-key".to_owned(), k.clone()));
@@ -43,7 +123,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url: format!("{}/v1/messages", p.base_url),
         headers,
-        body,
+        body: super::encode(&body),
     }
 }
 

@@ -1,33 +1,138 @@
 //! Google Gemini (Generative Language API).
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::provider::Resolved;
 use super::{Bad, Built, Piece};
-use crate::backend::{Request, Role};
+use crate::backend::Request;
 use crate::chat::record::Usage;
+use crate::conversation::Role;
 
-pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
-    let contents: Vec<Value> = req
-        .messages
+/// A generateContent request body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    contents: Vec<WireContent<'a>>,
+    generation_config: GenerationConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<SystemInstruction<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig {
+    max_output_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct SystemInstruction<'a> {
+    parts: [TextPart<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct TextPart<'a> {
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireContent<'a> {
+    role: &'static str,
+    parts: Vec<WirePart<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WirePart<'a> {
+    Text {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Call {
+        function_call: FunctionCall<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<&'a str>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Response {
+        function_response: FunctionResponse<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    args: Value,
+}
+
+#[derive(Serialize)]
+struct FunctionResponse<'a> {
+    name: &'a str,
+    /// Must be an object: the result is wrapped.
+    response: ResultObject<'a>,
+}
+
+#[derive(Serialize)]
+struct ResultObject<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+fn contents<'a>(req: &Request<'a>) -> Vec<WireContent<'a>> {
+    req.messages
         .iter()
         .map(|m| {
-            let role = match m.role {
-                Role::User => "user",
-                Role::Assistant => "model",
-            };
-            json!({"role": role, "parts": [{"text": m.content}]})
+            let mut parts = Vec::new();
+            for r in m.tool_results() {
+                parts.push(WirePart::Response {
+                    function_response: FunctionResponse {
+                        name: &r.name,
+                        response: ResultObject {
+                            result: (!r.is_error).then_some(r.content.as_str()),
+                            error: r.is_error.then_some(r.content.as_str()),
+                        },
+                    },
+                });
+            }
+            let text = m.plain_text();
+            if !text.is_empty() || m.parts.is_empty() {
+                parts.push(WirePart::Text { text });
+            }
+            for c in m.tool_calls() {
+                parts.push(WirePart::Call {
+                    function_call: FunctionCall {
+                        name: &c.name,
+                        args: super::arguments_object(&c.arguments),
+                    },
+                    thought_signature: c.signature.as_deref(),
+                });
+            }
+            WireContent {
+                role: match m.role {
+                    Role::User => "user",
+                    Role::Assistant => "model",
+                },
+                parts,
+            }
         })
-        .collect();
-    let mut generation = json!({"maxOutputTokens": p.max_tokens});
-    if req.modes.json {
-        generation["responseMimeType"] = json!("application/json");
-    }
-    let mut body = json!({"contents": contents, "generationConfig": generation});
-    if let Some(s) = req.system {
-        body["systemInstruction"] = json!({"parts": [{"text": s}]});
-    }
+        .collect()
+}
+
+pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
+    let body = Body {
+        contents: contents(req),
+        generation_config: GenerationConfig {
+            max_output_tokens: p.max_tokens,
+            response_mime_type: req.modes.json.then_some("application/json"),
+        },
+        system_instruction: req.system.map(|s| SystemInstruction {
+            parts: [TextPart { text: s }],
+        }),
+    };
     let model = super::path_segment(
         req.route
             .model
@@ -47,7 +152,11 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         .iter()
         .map(|k| ("x-goog-api-key".to_owned(), k.clone()))
         .collect();
-    Built { url, headers, body }
+    Built {
+        url,
+        headers,
+        body: super::encode(&body),
+    }
 }
 
 #[derive(Deserialize)]

@@ -33,7 +33,8 @@ use crate::signal;
 pub(crate) struct Built {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Value,
+    /// The JSON body, encoded.
+    pub(crate) body: Vec<u8>,
 }
 
 /// What an interpreter makes of a stream event.
@@ -62,20 +63,31 @@ pub(crate) fn path_segment(s: &str) -> String {
     out
 }
 
-/// `[{"role": "system"…}, {"role": "user"…}, …]`: the message array of OpenAI and Ollama.
-pub(crate) fn messages_with_system(req: &Request<'_>) -> Vec<Value> {
-    let mut messages = Vec::with_capacity(req.messages.len() + 1);
-    if let Some(system) = req.system {
-        messages.push(serde_json::json!({"role": "system", "content": system}));
+/// A request body as sent. Typed bodies serialize without fail (string keys only).
+pub(crate) fn encode(body: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(body).unwrap_or_default()
+}
+
+/// Tool-call arguments as the JSON object Anthropic, Gemini and Ollama want: the model's JSON
+/// text parsed, or `{}` when it is not an object (the call then gets an error result).
+pub(crate) fn arguments_object(text: &str) -> Value {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => Value::Object(serde_json::Map::new()),
     }
-    for m in req.messages {
-        let role = match m.role {
-            crate::backend::Role::User => "user",
-            crate::backend::Role::Assistant => "assistant",
-        };
-        messages.push(serde_json::json!({"role": role, "content": m.content}));
+}
+
+/// The output-token limit under the name each provider gives it (`max_tokens`,
+/// `max_completion_tokens`, `num_predict`, …): one entry of a flattened body.
+pub(crate) struct Limit<'a>(pub(crate) &'a str, pub(crate) u64);
+
+impl serde::Serialize for Limit<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(self.0, &self.1)?;
+        map.end()
     }
-    messages
 }
 
 fn build(p: &Resolved, req: &Request<'_>) -> Built {
@@ -89,13 +101,14 @@ fn build(p: &Resolved, req: &Request<'_>) -> Built {
     built
 }
 
-fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
+/// Check a provider's settings and key, before a chat or a pending prompt is written.
+pub(crate) fn check(route: &crate::alias::Route, config: &Config) -> Result<()> {
     let env = Env::load(config);
-    let mut p = provider::resolve(req.route.provider.name(), config, &env)?;
-    // `--timeout` wins over the provider's own "timeout".
-    if req.timeout_given {
-        p.timeout = req.timeout;
-    }
+    let p = provider::resolve(route.provider.name(), config, &env)?;
+    key_present(&p, config)
+}
+
+fn key_present(p: &Resolved, config: &Config) -> Result<()> {
     if p.key_required && p.key.is_none() {
         return Err(
             Error::config(format!("no API key for {}", p.name)).hint(format!(
@@ -105,6 +118,17 @@ fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
             )),
         );
     }
+    Ok(())
+}
+
+fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
+    let env = Env::load(config);
+    let mut p = provider::resolve(req.route.provider.name(), config, &env)?;
+    // `--timeout` wins over the provider's own "timeout".
+    if req.timeout_given {
+        p.timeout = req.timeout;
+    }
+    key_present(&p, config)?;
     Ok(p)
 }
 
@@ -116,7 +140,9 @@ pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
     for (k, v) in all_headers(&built) {
         out.push_str(&format!("{k}: {}\n", redact(&v, &p)));
     }
-    let body = serde_json::to_string_pretty(&built.body).unwrap_or_default();
+    let body = serde_json::from_slice::<Value>(&built.body)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_default();
     out.push('\n');
     out.push_str(&redact(&body, &p));
     out.push('\n');
@@ -243,8 +269,7 @@ fn exchange(
         .user_agent(concat!("ai/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let body = serde_json::to_vec(&built.body)
-        .map_err(|e| Error::backend(format!("cannot encode the request: {e}")))?;
+    let body = &built.body;
     let started = Instant::now();
     let mut attempt = 0u32;
     loop {

@@ -1,24 +1,110 @@
 //! Ollama's native API: POST /api/chat, NDJSON stream ending in `"done":true`.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::provider::Resolved;
-use super::{Bad, Built, ErrorBody, Piece};
+use super::{Bad, Built, ErrorBody, Limit, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;
+use crate::conversation::{Part, Role};
+
+/// A /api/chat request body.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<ReqMsg<'a>>,
+    stream: bool,
+    options: Options<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Options<'a> {
+    #[serde(flatten)]
+    limit: Limit<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ReqMsg<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    Tool {
+        tool_name: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    /// An object, not a string (unlike OpenAI).
+    arguments: Value,
+}
+
+fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
+    let mut out = Vec::with_capacity(req.messages.len() + 1);
+    if let Some(system) = req.system {
+        out.push(ReqMsg::System { content: system });
+    }
+    for m in req.messages {
+        match m.role {
+            Role::User => {
+                for r in m.tool_results() {
+                    out.push(ReqMsg::Tool {
+                        tool_name: &r.name,
+                        content: &r.content,
+                    });
+                }
+                if m.parts.iter().any(|p| !matches!(p, Part::ToolResult(_))) {
+                    out.push(ReqMsg::User {
+                        content: m.plain_text(),
+                    });
+                }
+            }
+            Role::Assistant => out.push(ReqMsg::Assistant {
+                content: m.plain_text(),
+                tool_calls: m
+                    .tool_calls()
+                    .map(|c| WireCall {
+                        function: WireFunction {
+                            name: &c.name,
+                            arguments: super::arguments_object(&c.arguments),
+                        },
+                    })
+                    .collect(),
+            }),
+        }
+    }
+    out
+}
 
 pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
-    let messages = super::messages_with_system(req);
-    let mut body = json!({
-        "model": req.route.model,
-        "messages": messages,
-        "stream": stream,
-        "options": {"num_predict": p.max_tokens},
-    });
-    if req.modes.json {
-        body["format"] = json!("json");
-    }
+    let body = Body {
+        model: &req.route.model,
+        messages: messages(req),
+        stream,
+        options: Options {
+            limit: Limit(&p.max_tokens_field, p.max_tokens),
+        },
+        format: req.modes.json.then_some("json"),
+    };
     let headers = p
         .key
         .iter()
@@ -27,7 +113,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url: format!("{}/api/chat", p.base_url),
         headers,
-        body,
+        body: super::encode(&body),
     }
 }
 

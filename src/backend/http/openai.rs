@@ -1,28 +1,140 @@
 //! OpenAI Chat Completions, and the servers that speak it: OpenRouter, GLM, Azure OpenAI,
 //! LM Studio, vLLM, llama.cpp, LiteLLM, Ollama's /v1.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::provider::{Protocol, Resolved};
-use super::{Bad, Built, ErrorBody, Piece};
+use super::{Bad, Built, ErrorBody, Limit, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;
+use crate::conversation::{Part, Role};
+
+/// A Chat Completions request body.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Msg<'a>>,
+    /// `max_tokens` or `max_completion_tokens`, as the provider wants.
+    #[serde(flatten)]
+    limit: Limit<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct ResponseFormat {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// One message: `system`, `user`, `assistant` (with its tool calls) or `tool` (one result).
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum Msg<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` when the message is only tool calls.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    /// A string of JSON, exactly as the model sent it.
+    arguments: &'a str,
+}
+
+/// The messages of a request in the Chat Completions shape (system first; each tool result
+/// its own `tool` message, right after the call that asked for it).
+fn messages<'a>(req: &Request<'a>) -> Vec<Msg<'a>> {
+    let mut out = Vec::with_capacity(req.messages.len() + 1);
+    if let Some(system) = req.system {
+        out.push(Msg::System { content: system });
+    }
+    for m in req.messages {
+        match m.role {
+            Role::User => {
+                for r in m.tool_results() {
+                    out.push(Msg::Tool {
+                        tool_call_id: &r.call_id,
+                        content: &r.content,
+                    });
+                }
+                if m.parts.iter().any(|p| !matches!(p, Part::ToolResult(_))) {
+                    out.push(Msg::User {
+                        content: m.plain_text(),
+                    });
+                }
+            }
+            Role::Assistant => {
+                let text = m.plain_text();
+                let tool_calls: Vec<WireCall<'a>> = m
+                    .tool_calls()
+                    .map(|c| WireCall {
+                        id: &c.id,
+                        kind: "function",
+                        function: WireFunction {
+                            name: &c.name,
+                            arguments: &c.arguments,
+                        },
+                    })
+                    .collect();
+                out.push(Msg::Assistant {
+                    content: (!text.is_empty() || tool_calls.is_empty()).then_some(text),
+                    tool_calls,
+                });
+            }
+        }
+    }
+    out
+}
 
 pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
-    let messages = super::messages_with_system(req);
-    let mut body = json!({"model": req.route.model, "messages": messages});
-    body[&p.max_tokens_field] = json!(p.max_tokens);
-    if stream {
-        body["stream"] = json!(true);
-        body["stream_options"] = json!({"include_usage": true});
-    }
-    if req.modes.json {
-        body["response_format"] = json!({"type": "json_object"});
-    }
-    if let Some(effort) = &req.route.effort {
-        body["reasoning_effort"] = json!(effort);
-    }
+    let body = Body {
+        model: &req.route.model,
+        messages: messages(req),
+        limit: Limit(&p.max_tokens_field, p.max_tokens),
+        stream: stream.then_some(true),
+        stream_options: stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+        response_format: req.modes.json.then_some(ResponseFormat {
+            kind: "json_object",
+        }),
+        reasoning_effort: req.route.effort.as_deref(),
+    };
     let (url, auth) = if p.protocol == Protocol::Azure {
         (
             format!(
@@ -44,7 +156,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url,
         headers: auth.into_iter().collect(),
-        body,
+        body: super::encode(&body),
     }
 }
 

@@ -1,0 +1,40 @@
+//! `ai chat retry ID [MODEL]`: resend the prompt of a chat's last turn that failed, was cut
+//! short or came back empty.
+
+use crate::alias;
+use crate::call;
+use crate::cli::{CallArgs, Modes};
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::present::Present;
+use crate::turn::{self, Kind, Target, Turn};
+
+pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> {
+    let ctx = Ctx::load(args.quiet)?;
+    let id = super::chat::existing(&ctx, id)?;
+    let route = match model {
+        Some(word) => Some(
+            alias::resolve(word, &ctx.config)?.ok_or_else(|| alias::unknown(word, &ctx.config))?,
+        ),
+        None => None,
+    };
+    let modes = Modes {
+        json: false,
+        yolo: args.yolo,
+        cmd: args.cmd,
+        run: args.run,
+    };
+    let present = Present::of(modes, args.json, args.yes);
+    let turn = Turn {
+        route,
+        present,
+        modes,
+        prompt: String::new(),
+        title: String::new(),
+    };
+    let opts = call::options(&ctx, args);
+    match turn::chat(&ctx, &opts, &Target::Existing(id), turn, Kind::Retry).result? {
+        Some(done) => present.show(&ctx.ui, &done),
+        None => Ok(()),
+    }
+}

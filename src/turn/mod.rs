@@ -1,0 +1,66 @@
+//! One turn of a conversation, as a pipeline of plain steps, each in its own file:
+//!
+//! - [`open`]: resolve the route, lock and load the chat, find the prompt a retry resends;
+//! - [`prompt`]: system prompt, summary, mode instruction, overflow policy, window → messages;
+//! - [`send`]: the rounds with the model (one today; tool calling adds a bounded loop here);
+//! - [`persist`]: the turn's records in one write per completed round, pending prompts,
+//!   footers and the "last chat".
+//!
+//! A call saved nowhere (`--no-chat`) runs the prompt and send steps only ([`one_shot`]).
+
+mod open;
+mod pending;
+mod persist;
+mod prompt;
+mod send;
+mod types;
+
+pub(crate) use types::{Finished, Kind, Options, Target, Turn};
+
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::present::Done;
+
+/// One turn of a chat: open → prompt → send → persist. `None` after `--dry-run`.
+pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind: Kind) -> Finished {
+    let mut opened = match open::open(ctx, opts, target, turn, kind) {
+        Ok(o) => o,
+        Err(e) => return Finished::early(e),
+    };
+    let prepared = match prompt::prepare(ctx, opts, &mut opened) {
+        Ok(p) => p,
+        Err(e) => {
+            let chat = opened.chat.as_ref().map(|c| c.id.clone());
+            return Finished {
+                result: Err(e),
+                chat,
+            };
+        }
+    };
+    if opts.dry_run {
+        return Finished {
+            result: send::dry_run(ctx, opts, &opened, &prepared).map(|()| None),
+            chat: None,
+        };
+    }
+    let chat = match persist::create_if_new(ctx, target, &mut opened, &prepared) {
+        Ok(c) => c,
+        Err(e) => return Finished::early(e),
+    };
+    // From here a Ctrl+C only stops the backend: what was typed and received gets saved.
+    let _defer = crate::signal::Defer::start();
+    let sent = send::send(ctx, opts, &opened, &prepared);
+    persist::finish(ctx, chat, &opened, &prepared, sent)
+}
+
+/// A call saved nowhere (`--no-chat`, or config `chat.save: false`). `None` after `--dry-run`.
+pub(crate) fn one_shot(ctx: &Ctx, opts: &Options, turn: Turn) -> Result<Option<Done>> {
+    let opened = open::unsaved(ctx, turn)?;
+    let prepared = prompt::unsaved(opts, ctx.config.chat.system.clone(), &opened);
+    if opts.dry_run {
+        send::dry_run(ctx, opts, &opened, &prepared)?;
+        return Ok(None);
+    }
+    let sent = send::send(ctx, opts, &opened, &prepared);
+    persist::unsaved(&opened, sent)
+}

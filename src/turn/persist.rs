@@ -1,0 +1,248 @@
+//! The last step: the turn goes into its chat in one write (with tool calling, one write per
+//! completed round, then the reply), a failed prompt is kept as pending, and stderr ends with
+//! the chat footer, whether the turn succeeded or not.
+
+use super::open::{self, Opened};
+use super::pending;
+use super::prompt::Prepared;
+use super::send::Sent;
+use super::types::{Finished, Kind, Target};
+use crate::backend::End;
+use crate::chat::record::{self, MessageRec, Record, Role};
+use crate::chat::store::Chat;
+use crate::chat::window;
+use crate::config::write_atomic_unsynced;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::present::{Done, Present};
+use crate::route;
+use crate::signal;
+
+/// The chat to write the turn to: the one opened, or a new one created now, whole and locked.
+pub(super) fn create_if_new(
+    ctx: &Ctx,
+    target: &Target,
+    opened: &mut Opened,
+    prepared: &Prepared,
+) -> Result<Chat> {
+    if let Some(c) = opened.chat.take() {
+        return Ok(c);
+    }
+    let header = open::header(
+        &opened.route,
+        prepared.chat_system.clone(),
+        &opened.turn.title,
+    );
+    let name = match target {
+        Target::New(name) => name.as_deref(),
+        Target::Existing(_) => None,
+    };
+    ctx.store.create(name, header)
+}
+
+/// Write the turn, then tell how it went.
+pub(super) fn finish(
+    ctx: &Ctx,
+    mut chat: Chat,
+    opened: &Opened,
+    prepared: &Prepared,
+    sent: Sent,
+) -> Finished {
+    let route = &opened.route;
+    let prompt = &opened.turn.prompt;
+    let origin = route::origin(route);
+    let turn_no = prepared.turn_no;
+    let now = record::now();
+    let user = Record::Message(MessageRec {
+        role: Role::User,
+        content: prompt.clone(),
+        ts: now,
+        origin: origin.clone(),
+        turn: Some(turn_no),
+        usage: None,
+        ms: None,
+        history_tokens: None,
+        interrupted: false,
+        sources: Vec::new(),
+        empty: false,
+    });
+    let Sent {
+        text,
+        end,
+        usage,
+        ms,
+        sink,
+    } = sent;
+    let empty = matches!(end, End::Complete) && text.trim().is_empty();
+    let reply = |interrupted: bool| {
+        Record::Message(MessageRec {
+            role: Role::Assistant,
+            content: text.clone(),
+            ts: record::now(),
+            origin: origin.clone(),
+            turn: Some(turn_no),
+            usage: usage.clone(),
+            ms: Some(ms),
+            history_tokens: Some(
+                prepared.prior_weight
+                    + window::estimate(prompt) as u64
+                    + window::estimate(&text) as u64,
+            ),
+            interrupted,
+            sources: Vec::new(),
+            empty,
+        })
+    };
+    let partial = !text.is_empty();
+    let (records, result) = match end {
+        End::Complete if empty => (
+            vec![user, reply(false)],
+            Err(Error::backend(format!(
+                "{} returned an empty reply",
+                route.label
+            ))),
+        ),
+        End::Complete => (vec![user, reply(false)], Ok(())),
+        End::Interrupted => (vec![user, reply(true)], Err(Error::Interrupted)),
+        End::Failed(Error::BrokenPipe) => (vec![user, reply(true)], Err(Error::BrokenPipe)),
+        // A reply cut short (a dropped stream, an error frame): keep what arrived.
+        End::Failed(e) if partial => (vec![user, reply(true)], Err(e)),
+        End::Failed(e) => {
+            // A failed resend of a pending prompt leaves the one record it resent; no copy.
+            let records = if opened.kind == Kind::Retry && opened.supersedes.is_none() {
+                Vec::new()
+            } else {
+                vec![pending::record(prompt, route, &e)]
+            };
+            (records, Err(e))
+        }
+    };
+    let id = chat.id.clone();
+    if let Err(e) = chat.append(&records, &ctx.ui) {
+        drop(chat);
+        let _ = sink.finish();
+        return Finished {
+            result: Err(not_saved(ctx, &id, prompt, partial, e)),
+            chat: Some(id),
+        };
+    }
+    let _ = write_atomic_unsynced(
+        &ctx.home.dir.join("last_chat"),
+        format!("{id}\n").as_bytes(),
+    );
+    drop(chat); // unlock before printing the rest
+
+    let present = opened.turn.present;
+    let footer = |ui: &output::Ui| {
+        if present != Present::Collect {
+            ui.notice(&format!("[chat: {id}]"));
+        }
+    };
+    // A failure is reported here, before the footer, so stderr always ends with it.
+    let reported = |e: Error| -> Error {
+        if present == Present::Collect {
+            return e;
+        }
+        output::print_error(&e);
+        footer(&ctx.ui);
+        Error::Exit(e.exit_code())
+    };
+    let result = match result {
+        Ok(()) => match sink.finish() {
+            Ok(reply) => {
+                footer(&ctx.ui);
+                if signal::interrupted() {
+                    Err(Error::Interrupted)
+                } else {
+                    Ok(Some(Done {
+                        route: route.clone(),
+                        chat: Some(id.clone()),
+                        reply,
+                        usage,
+                        ms: u128::from(ms),
+                    }))
+                }
+            }
+            Err(e) => Err(e),
+        },
+        Err(Error::Interrupted) => {
+            let _ = sink.finish();
+            ctx.ui
+                .notice("ai: interrupted; the prompt and the partial reply are saved");
+            footer(&ctx.ui);
+            Err(Error::Interrupted)
+        }
+        Err(Error::BrokenPipe) => Err(Error::BrokenPipe),
+        Err(e) if empty => {
+            let _ = sink.finish();
+            ctx.ui.notice(&format!(
+                "ai: nothing came back; the prompt is saved with an empty reply; resend it with: ai chat retry {id}"
+            ));
+            Err(reported(e))
+        }
+        Err(e) if partial => {
+            let _ = sink.finish();
+            ctx.ui.notice(&format!(
+                "ai: the reply was cut short; what arrived is saved, marked interrupted; resend the prompt with: ai chat retry {id}"
+            ));
+            Err(reported(e))
+        }
+        Err(e) => {
+            ctx.ui.notice(&format!(
+                "ai: the prompt is kept in chat {id}; resend it with: ai chat retry {id}"
+            ));
+            Err(reported(e))
+        }
+    };
+    Finished {
+        result,
+        chat: Some(id),
+    }
+}
+
+/// The turn could not be written (a full disk, a read-only folder): nothing partial stays in
+/// the file (the store cuts it back), and the user learns what was not saved, with the prompt
+/// when it is short enough to show.
+fn not_saved(ctx: &Ctx, id: &str, prompt: &str, replied: bool, e: Error) -> Error {
+    let what = if replied {
+        "this turn (the prompt and the reply above) was not saved"
+    } else {
+        "the prompt was not saved"
+    };
+    ctx.ui.warn(&format!("chat {id}: {what}: {e}"));
+    if prompt.chars().count() <= 4000 {
+        ctx.ui
+            .warn(&format!("your prompt was:\n{}", output::sanitize(prompt)));
+    }
+    e
+}
+
+/// A turn saved nowhere: the reply, or what went wrong.
+pub(super) fn unsaved(opened: &Opened, sent: Sent) -> Result<Option<Done>> {
+    let Sent {
+        text,
+        end,
+        usage,
+        ms,
+        sink,
+    } = sent;
+    match end {
+        End::Complete if text.trim().is_empty() => {
+            let _ = sink.finish();
+            Err(Error::backend(format!(
+                "{} returned an empty reply",
+                opened.route.label
+            )))
+        }
+        End::Complete => Ok(Some(Done {
+            route: opened.route.clone(),
+            chat: None,
+            reply: sink.finish()?,
+            usage,
+            ms: u128::from(ms),
+        })),
+        End::Interrupted => Err(Error::Interrupted),
+        End::Failed(e) => Err(e),
+    }
+}

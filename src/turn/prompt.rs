@@ -1,0 +1,221 @@
+//! The second step: what the model is sent. The system prompt (the chat's, and a mode's
+//! instruction), the summary of older turns as quoted data in the first user message (never in
+//! the system role), the newest whole exchanges that fit the window, and the new prompt. The
+//! chat's overflow policy runs here.
+
+use super::open::Opened;
+use super::pending;
+use super::types::Options;
+use crate::alias::Provider;
+use crate::chat::window;
+use crate::compact;
+use crate::config::Overflow;
+use crate::context;
+use crate::conversation::{Message, Part, Role};
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::present::Present;
+use crate::signal;
+
+/// A turn ready to send.
+pub(crate) struct Prepared {
+    /// The system prompt as sent: the chat's (or the config's), then a mode's instruction.
+    pub(crate) system: Option<String>,
+    /// The system prompt a new chat stores.
+    pub(crate) chat_system: Option<String>,
+    /// The window of earlier exchanges, then the new prompt.
+    pub(crate) messages: Vec<Message>,
+    /// Estimated tokens of the conversation before this turn (since the latest summary).
+    pub(crate) prior_weight: u64,
+    /// The number this turn gets.
+    pub(crate) turn_no: u64,
+}
+
+/// The whole prompt of a chat turn (or of a new chat's first turn).
+pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<Prepared> {
+    let route = opened.route.clone();
+    let prompt = opened.turn.prompt.clone();
+    let chat_system: Option<String> = match opened.chat.as_mut() {
+        Some(c) => match &opts.system {
+            Some(new) => {
+                if c.header.system.as_deref() != Some(new.as_str()) && !opts.dry_run {
+                    let mut header = c.header.clone();
+                    header.system = Some(new.clone());
+                    c.rewrite_header(header)?;
+                    ctx.ui
+                        .notice(&format!("ai: chat {}: system prompt changed", c.id));
+                }
+                Some(new.clone())
+            }
+            None => c.header.system.clone(),
+        },
+        None => opts
+            .system
+            .clone()
+            .or_else(|| ctx.config.chat.system.clone()),
+    };
+    let system = instructed(chat_system.clone(), opened);
+
+    // The model's context caps the window; a long history gets a warning, or the chat's
+    // `on_overflow` policy.
+    let context = context::tokens(&route, &ctx.config);
+    let budget = ctx
+        .budget()
+        .min(usize::try_from(context.saturating_mul(3) / 4).unwrap_or(usize::MAX))
+        .max(1);
+    if let Some(c) = opened.chat.as_mut() {
+        let weight = compact::weigh(c, system.as_deref(), &prompt);
+        let share = u128::from(weight) * 100 / u128::from(context.max(1));
+        if u128::from(weight) * 100 > u128::from(context) * 85 {
+            match ctx.config.chat.on_overflow.unwrap_or_default() {
+                Overflow::Window => ctx
+                    .ui
+                    .warn(&compact::overflow_warning(c, &route, weight, context)),
+                Overflow::Fail => {
+                    let e = Error::usage(format!(
+                        "chat {} is about {weight} tokens, {share}% of the {context} that {} accepts",
+                        c.id, route.label
+                    ))
+                    .hint(format!(
+                        "summarize it (ai chat compact {id}) and resend with ai chat retry {id}, or start a new chat",
+                        id = c.id
+                    ));
+                    if !opts.dry_run {
+                        pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                    }
+                    return Err(e);
+                }
+                Overflow::Compact if !opts.dry_run => {
+                    ctx.ui.notice(&format!(
+                        "ai: chat {} is about {weight} tokens, {share}% of what {} accepts; summarizing older turns first",
+                        c.id, route.label
+                    ));
+                    // The prompt is never lost: if summarizing fails (or is interrupted), it is
+                    // kept for `ai chat retry`, as a failed turn's would be.
+                    let _defer = signal::Defer::start();
+                    let compacted = compact::run(
+                        ctx,
+                        c,
+                        &route,
+                        compact::DEFAULT_KEEP,
+                        opts.timeout_given.then_some(opts.timeout),
+                    )
+                    .and_then(|_| {
+                        if signal::interrupted() {
+                            Err(Error::Interrupted)
+                        } else {
+                            Ok(())
+                        }
+                    });
+                    if let Err(e) = compacted {
+                        pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                        return Err(e);
+                    }
+                }
+                Overflow::Compact => {}
+            }
+        }
+    }
+
+    let new = Message::text(Role::User, prompt);
+    let Some(chat) = opened.chat.as_ref() else {
+        return Ok(Prepared {
+            system,
+            chat_system,
+            messages: vec![new],
+            prior_weight: 0,
+            turn_no: 1,
+        });
+    };
+    let summary = chat.header.summary.as_ref().map(|s| Part::Summary {
+        through_turn: s.through_turn,
+        text: s.content.clone(),
+    });
+    let through = chat.header.summary.as_ref().map_or(0, |s| s.through_turn);
+    let mut history = window::history(&chat.records, through);
+    if let Some(old) = opened.supersedes {
+        history.retain(|e| e.turn() != Some(old));
+    }
+    let unloaded = if chat.complete {
+        0
+    } else {
+        history
+            .first()
+            .and_then(|e| e.turn())
+            .map_or(0, |t| 2 * t.saturating_sub(1 + through) as usize)
+    };
+    let fixed = system.as_deref().map_or(0, window::estimate)
+        + window::estimate_message(&new)
+        + summary.as_ref().map_or(0, |s| {
+            window::estimate_message(&Message {
+                role: Role::User,
+                parts: vec![s.clone()],
+            })
+        });
+    let win = window::select(&history, unloaded, fixed, budget);
+    if win.left_out > 0 {
+        ctx.ui.notice(&format!(
+            "ai: {} older message{} of chat {} {} not sent (window of {budget} estimated tokens; raise \"chat.window_tokens\" in config.json to send more)",
+            win.left_out,
+            if win.left_out == 1 { "" } else { "s" },
+            chat.id,
+            if win.left_out == 1 { "was" } else { "were" },
+        ));
+    }
+    let mut messages = win.messages;
+    messages.push(new);
+    // The summary leads the first user message, quoted: it is a record of the conversation,
+    // not an instruction.
+    if let Some(s) = summary {
+        messages[0].parts.insert(0, s);
+    }
+    Ok(Prepared {
+        system,
+        chat_system,
+        messages,
+        prior_weight: compact::prior_tokens(chat),
+        turn_no: chat.turns + 1,
+    })
+}
+
+/// The prompt of a turn saved nowhere.
+pub(super) fn unsaved(opts: &Options, ctx_system: Option<String>, opened: &Opened) -> Prepared {
+    let chat_system = opts.system.clone().or(ctx_system);
+    Prepared {
+        system: instructed(chat_system.clone(), opened),
+        chat_system,
+        messages: vec![Message::text(Role::User, opened.turn.prompt.clone())],
+        prior_weight: 0,
+        turn_no: 1,
+    }
+}
+
+/// The system prompt as sent: the chat's, then what the mode asks of the model.
+fn instructed(system: Option<String>, opened: &Opened) -> Option<String> {
+    let mut asks: Vec<String> = Vec::new();
+    if let Some(i) = opened.turn.present.instruction() {
+        asks.push(i);
+    }
+    // The `json` word asks the model for JSON. HTTP providers have a native switch; a CLI
+    // backend (but ollama, which has --format json) is asked in words, and its own JSON
+    // envelope is never requested: the answer is what gets stored.
+    if opened.turn.modes.json && opened.turn.present != Present::Command {
+        let cli = matches!(
+            &opened.route.provider,
+            Provider::Cli(c) if *c != crate::alias::Cli::Ollama
+        ) || matches!(&opened.route.provider, Provider::Custom(_));
+        if cli {
+            asks.push(JSON_ASK.to_owned());
+        }
+    }
+    let mut out = system;
+    for ask in asks {
+        out = Some(match out {
+            Some(s) => format!("{s}\n\n{ask}"),
+            None => ask,
+        });
+    }
+    out
+}
+
+const JSON_ASK: &str = "Answer with one valid JSON value and nothing else.";
