@@ -69,17 +69,57 @@ fn markdown(doc: &Document) -> String {
                 format!("### Summary of turns 1–{} · {}", s.through_turn, s.ts),
                 s.content.as_str(),
             ),
-            Record::Chat(_) | Record::Unknown(_) | Record::Round(_) => continue,
+            // Whole in the marker; the text under the heading is for reading only.
+            Record::Round(x) => {
+                let meta = serde_json::to_string(r).unwrap_or_default();
+                let heading = format!("### Tool round {} of turn {} · {}", x.round, x.turn, x.ts);
+                push(&mut out, &tag, &meta, &heading, &round_text(x));
+                continue;
+            }
+            Record::Unknown(raw) => {
+                let heading = "### A record from a newer ai (kept as it is)";
+                push(&mut out, &tag, raw.get(), heading, "");
+                continue;
+            }
+            Record::Chat(_) => continue,
         };
         let mut meta = serde_json::to_value(r).unwrap_or(Value::Null);
         if let Value::Object(m) = &mut meta {
             m.remove("content");
         }
-        let meta = meta.to_string().replace("-->", "--\\u003e");
+        push(&mut out, &tag, &meta.to_string(), &heading, content);
+    }
+    out
+}
+
+/// One record: its marker, its heading, its content.
+fn push(out: &mut String, tag: &str, meta: &str, heading: &str, content: &str) {
+    let meta = meta.replace("-->", "--\\u003e");
+    out.push_str(&format!(
+        "\n<!-- ai-{tag} {meta} -->\n{heading}\n\n{content}\n"
+    ));
+}
+
+/// A tool round, for reading: each call and how it went.
+fn round_text(x: &crate::chat::record::RoundRec) -> String {
+    let mut out = String::new();
+    if !x.text.is_empty() {
+        out.push_str(&format!("{}\n\n", x.text));
+    }
+    for c in &x.calls {
+        let result = x.results.iter().find(|r| r.id == c.id);
+        let how = match result {
+            Some(r) if r.error => "error",
+            Some(_) => "ok",
+            None => "no result",
+        };
         out.push_str(&format!(
-            "\n<!-- ai-{tag} {meta} -->\n{heading}\n\n{content}\n"
+            "- `{}` {} → {how}\n",
+            one_line(&c.name),
+            one_line(&c.arguments)
         ));
     }
+    out.truncate(out.trim_end().len());
     out
 }
 
@@ -130,6 +170,14 @@ pub(crate) fn parse_markdown(text: &str) -> std::result::Result<Document, String
         let content = content.strip_suffix('\n').unwrap_or(content);
         let mut v: Value =
             serde_json::from_str(meta).map_err(|e| format!("record {}: {e}", i + 1))?;
+        // Rounds and records of newer types are whole in their marker.
+        if !matches!(v["type"].as_str(), Some("message" | "pending" | "summary")) {
+            let exact = meta.replace("--\\u003e", "-->");
+            records.push(
+                Record::parse(exact.as_bytes()).map_err(|e| format!("record {}: {e}", i + 1))?,
+            );
+            continue;
+        }
         if let Value::Object(m) = &mut v {
             m.insert("content".into(), Value::String(content.to_owned()));
         }
@@ -138,8 +186,8 @@ pub(crate) fn parse_markdown(text: &str) -> std::result::Result<Document, String
     Ok(Document { header, records })
 }
 
-/// Make an export safe to write: a version this ai reads, no second header, no record of an
-/// unknown kind, and no prompt left without its reply (it becomes a pending prompt, as a failed
+/// Make an export safe to write: a version this ai reads, no second header (records of types
+/// from a newer ai are kept as they are), and no prompt left without its reply (it becomes a pending prompt, as a failed
 /// turn's would be). The result is parsed as the file it will be, so nothing unreadable lands.
 fn checked(mut doc: Document) -> std::result::Result<Document, String> {
     use crate::chat::record::{PendingRec, VERSION};
@@ -153,7 +201,6 @@ fn checked(mut doc: Document) -> std::result::Result<Document, String> {
     if doc.records.iter().any(|r| matches!(r, Record::Chat(_))) {
         return Err("a chat header stands among its records".into());
     }
-    doc.records.retain(|r| !matches!(r, Record::Unknown(_)));
     let last_turn = doc
         .records
         .iter()

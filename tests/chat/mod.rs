@@ -6,6 +6,7 @@ mod harness;
 
 mod concurrency;
 mod crash;
+mod engine;
 mod grammar;
 mod legacy;
 mod long;

@@ -3,6 +3,7 @@
 //! and `ai list`. Nothing leaves 127.0.0.1.
 
 mod config;
+mod engine;
 mod faults;
 mod harness;
 mod init;
