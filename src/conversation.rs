@@ -104,19 +104,35 @@ impl Message {
     }
 
     /// Every piece of text in the message, for choosing marker tags and estimating size.
-    pub(crate) fn texts(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().flat_map(|p| -> Vec<&str> {
+    pub(crate) fn texts(&self) -> Vec<&str> {
+        let mut out = Vec::with_capacity(self.parts.len());
+        self.each_text(|t| out.push(t));
+        out
+    }
+
+    /// Call `f` with every piece of text in the message.
+    pub(crate) fn each_text<'a>(&'a self, mut f: impl FnMut(&'a str)) {
+        for p in &self.parts {
             match p {
-                Part::Text(t) => vec![t],
-                Part::Summary { text, .. } => vec![text],
-                Part::Sources(s) => s
-                    .iter()
-                    .flat_map(|s| [s.label.as_str(), s.title.as_str(), s.text.as_str()])
-                    .collect(),
-                Part::ToolCall(c) => vec![&c.name, &c.arguments],
-                Part::ToolResult(r) => vec![&r.name, &r.content],
+                Part::Text(t) => f(t),
+                Part::Summary { text, .. } => f(text),
+                Part::Sources(s) => {
+                    for s in s {
+                        f(&s.label);
+                        f(&s.title);
+                        f(&s.text);
+                    }
+                }
+                Part::ToolCall(c) => {
+                    f(&c.name);
+                    f(&c.arguments);
+                }
+                Part::ToolResult(r) => {
+                    f(&r.name);
+                    f(&r.content);
+                }
             }
-        })
+        }
     }
 }
 
