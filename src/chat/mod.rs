@@ -1,6 +1,9 @@
 //! Persistent chats: the file format, the store, the window.
 
+pub(crate) mod file;
+pub(crate) mod id;
 pub(crate) mod legacy;
+pub(crate) mod lock;
 pub(crate) mod parse;
 pub(crate) mod record;
 pub(crate) mod store;
