@@ -12,4 +12,5 @@ mod long;
 mod manage;
 mod review;
 mod safety;
+mod storage;
 mod window;

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,6 +12,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+
+mod atomic;
+pub(crate) use atomic::{temp_path, write_atomic, write_atomic_unsynced};
 
 /// Default per-call timeout: 20 minutes, as the Python tool had.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
@@ -259,49 +261,6 @@ fn strip_serde_position(msg: &str) -> String {
         Some(i) => msg[..i].to_owned(),
         None => msg.to_owned(),
     }
-}
-
-/// Replace `path` with `bytes` so a reader sees the old file or the new one, never a mix, and
-/// the new one survives a power cut once this returns.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace_file(path, bytes, true)
-}
-
-/// Like [`write_atomic`] without the syncs: for small state a crash may lose (`last_chat`).
-pub(crate) fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace_file(path, bytes, false)
-}
-
-fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        if durable {
-            file.sync_all()?;
-        }
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        if durable && let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io("write", path, e)
-    })
 }
 
 #[cfg(test)]

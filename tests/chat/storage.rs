@@ -1,0 +1,120 @@
+//! The chat store under hostile conditions: a full disk (a file-size limit), leftovers of
+//! killed rewrites, FIFOs, symlinks and damaged entries in the chats folder.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::harness::{AI, Env, Out};
+
+/// Run `ai args…` with a file-size limit of `blocks` 512-byte blocks (`ulimit -f`): a write
+/// past it fails with EFBIG, as a full disk fails with ENOSPC (SIGXFSZ is ignored).
+pub fn run_limited(env: &Env, blocks: u64, args: &[&str]) -> Out {
+    let script = r#"trap '' XFSZ; ulimit -f "$1" || exit 99; shift; exec "$@""#;
+    let output = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .arg("sh")
+        .arg(blocks.to_string())
+        .arg(AI)
+        .args(args)
+        .env_clear()
+        .env("AI_CLI_HOME", &env.home)
+        .env("HOME", &env.user_home)
+        .env("PATH", format!("{}:/usr/bin:/bin", env.bin.display()))
+        .env("FAKE_STATE", &env.state)
+        .current_dir(&env.user_home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ai under a file-size limit");
+    Out {
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stdout_bytes: output.stdout,
+        stderr_bytes: output.stderr,
+    }
+}
+
+/// Hidden files (`.…`) in a folder.
+fn hidden(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_failed_header_write_leaves_no_file_and_the_name_stays_free() {
+    let env = Env::echo();
+    fs::create_dir_all(env.chats_dir()).unwrap();
+    let out = run_limited(&env, 0, &["chat", "new", "echo", "--name", "notes"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
+    assert_eq!(env.chat_files(), Vec::<String>::new(), "nothing is left");
+
+    // The name is not blocked: the next try creates it, and it loads.
+    let id = env
+        .run(&["chat", "new", "echo", "--name", "notes"])
+        .success()
+        .stdout;
+    assert_eq!(id, "notes\n");
+    env.run(&["chat", "notes", "hello"]).success();
+    assert_eq!(env.messages("notes").len(), 2);
+    assert_eq!(env.chat_files(), ["notes.jsonl"]);
+}
+
+#[test]
+fn a_new_chat_file_is_never_seen_without_its_header() {
+    // Many creations racing with readers of the same name: a reader finds no chat, or a
+    // whole one; never an empty file it calls damaged.
+    let env = Env::echo();
+    let writers: Vec<_> = (0..6)
+        .map(|i| env.spawn(&["--chat", "race", &format!("hello {i}")]))
+        .collect();
+    for _ in 0..20 {
+        let out = env.run(&["chat", "show", "race"]);
+        assert!(
+            out.code == Some(0) || out.code == Some(4),
+            "show during creation: {out:?}"
+        );
+    }
+    for w in writers {
+        w.wait().success();
+    }
+    assert_eq!(env.messages("race").len(), 12);
+    assert_eq!(hidden(&env.chats_dir()), Vec::<String>::new());
+}
+
+/// The PID of a process that has ended.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("/bin/true").spawn().expect("run true");
+    let pid = child.id();
+    child.wait().expect("wait true");
+    pid
+}
+
+#[test]
+fn home_leftovers_are_removed_by_the_next_save() {
+    let env = Env::echo();
+    let dead = dead_pid();
+    let last = env.home.join(format!(".last_chat.{dead}.tmp"));
+    let config = env.home.join(format!(".config.json.{dead}.tmp"));
+    fs::write(&last, "K7Q\n").unwrap();
+    fs::write(&config, "{}\n").unwrap();
+    env.run(&["hello"]).success();
+    assert!(
+        !last.exists(),
+        "a turn's last_chat write removes its leftovers"
+    );
+    env.run(&["default", "echo"]).success();
+    assert!(!config.exists(), "a config save removes its leftovers");
+    assert_eq!(hidden(&env.home), Vec::<String>::new());
+}
