@@ -16,7 +16,7 @@ pub(crate) use super::lock::Wait;
 use super::lock::{lock, same_file};
 pub(crate) use super::parse::parse;
 use super::record::{self, Header, Record, Role};
-use crate::config::create_private_dir;
+use crate::config::{create_private_dir, temp_path};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 
@@ -65,19 +65,9 @@ impl Store {
                 continue;
             }
             let path = self.path(&id);
-            match OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    file.lock().map_err(|e| Error::io("lock", &path, e))?;
-                    header.id = id.clone();
-                    file.write_all(record::line(&Record::Chat(header.clone())).as_bytes())
-                        .and_then(|()| file.sync_data())
-                        .map_err(|e| Error::io("write", &path, e))?;
+            header.id = id.clone();
+            match create_whole(&self.dir, &id, &path, &header) {
+                Ok(file) => {
                     return Ok(Chat {
                         id,
                         path,
@@ -244,6 +234,34 @@ impl Store {
         }
         out
     }
+}
+
+/// Create the chat file `path` whole: the header goes to a locked temp file, is synced, and
+/// only then is linked to the chat's name (`link` never replaces: `AlreadyExists` means another
+/// call has the name). So nobody ever sees the file without its header, and a failed write
+/// (a full disk) leaves nothing that blocks the name. The returned file is locked.
+fn create_whole(dir: &Path, id: &str, path: &Path, header: &Header) -> std::io::Result<File> {
+    let tmp = temp_path(dir, id);
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.lock()?;
+        file.write_all(record::line(&Record::Chat(header.clone())).as_bytes())?;
+        file.sync_data()?;
+        fs::hard_link(&tmp, path)?;
+        Ok(file)
+    })();
+    let _ = fs::remove_file(&tmp);
+    if result.is_ok()
+        && let Ok(d) = File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    result
 }
 
 fn not_found(id: &str) -> Error {
