@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::parse::{Parsed, damaged, parse, parse_body, parse_header};
 use super::record::{self, Header, MessageRec, Record, SummaryRec};
+use crate::config::{remove_stale_temps, temp_path};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 
@@ -243,8 +244,7 @@ impl Chat {
     /// place; it becomes `self.file` (the replaced one, and its lock, are let go).
     fn replace_locked(&mut self, bytes: &[u8]) -> Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let tmp = dir.join(format!(".{}.{}.tmp", self.id, std::process::id()));
-        let _ = fs::remove_file(&tmp);
+        let tmp = temp_path(dir, &self.id);
         let result = (|| -> std::io::Result<File> {
             let mut file = OpenOptions::new()
                 .read(true)
@@ -265,6 +265,8 @@ impl Chat {
             Ok(file) => {
                 self.file = file;
                 self.torn_at = None;
+                // Copies left by rewrites of this chat that were killed part-way.
+                remove_stale_temps(dir, |stem| stem == self.id);
                 Ok(())
             }
             Err(e) => {

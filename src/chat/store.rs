@@ -16,7 +16,7 @@ pub(crate) use super::lock::Wait;
 use super::lock::{lock, same_file};
 pub(crate) use super::parse::parse;
 use super::record::{self, Header, Record, Role};
-use crate::config::{create_private_dir, temp_path};
+use crate::config::{create_private_dir, remove_stale_temps, temp_path};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 
@@ -206,7 +206,15 @@ impl Store {
                 Err(e) => return Err(Error::io("delete", &path, e)),
             }
         }
+        // Copies of its text left by killed rewrites go with it.
+        remove_stale_temps(&self.dir, |stem| stem == id);
         Ok(())
+    }
+
+    /// Remove the copies left by killed rewrites and creations of any chat (their writer is
+    /// gone). Returns how many.
+    pub(crate) fn remove_leftovers(&self) -> usize {
+        remove_stale_temps(&self.dir, valid_id)
     }
 
     /// Every chat file: (ID, path, legacy?).

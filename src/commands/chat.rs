@@ -545,6 +545,15 @@ pub(crate) fn gc(ctx: &Ctx, older_than: Duration, dry_run: bool) -> Result<()> {
         }
     }
     removed.sort();
+    if !dry_run {
+        let copies = ctx.store.remove_leftovers();
+        if copies > 0 {
+            ctx.ui.notice(&format!(
+                "ai: removed {copies} leftover cop{} of chats from interrupted rewrites",
+                if copies == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
     let verb = if dry_run { "would delete" } else { "deleted" };
     if !removed.is_empty() {
         output::print_stdout(&format!("{}\n", removed.join("\n")))?;

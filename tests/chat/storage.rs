@@ -102,6 +102,49 @@ fn dead_pid() -> u32 {
 }
 
 #[test]
+fn delete_removes_leftovers_of_killed_rewrites() {
+    let env = Env::echo();
+    let id = env.start("secret plans");
+    let dead = dead_pid();
+    let old = env.chats_dir().join(format!(".{id}.{dead}.tmp"));
+    let new = env.chats_dir().join(format!(".{id}.{dead}.3.tmp"));
+    fs::write(&old, "secret plans copy\n").unwrap();
+    fs::write(&new, "secret plans copy\n").unwrap();
+    env.run(&["chat", "delete", &id]).success();
+    assert_eq!(env.chat_files(), Vec::<String>::new());
+}
+
+#[test]
+fn gc_removes_leftovers_whose_writer_is_gone_and_keeps_live_ones() {
+    let env = Env::echo();
+    let id = env.start("hello");
+    let dead = dead_pid();
+    let gone = env.chats_dir().join(format!(".ZZ9.{dead}.tmp"));
+    let live = env
+        .chats_dir()
+        .join(format!(".{id}.{}.0.tmp", std::process::id()));
+    fs::write(&gone, "old text\n").unwrap();
+    fs::write(&live, "being written\n").unwrap();
+    env.run(&["chat", "gc", "--older-than", "30d"]).success();
+    assert_eq!(
+        hidden(&env.chats_dir()),
+        [format!(".{id}.{}.0.tmp", std::process::id())]
+    );
+}
+
+#[test]
+fn a_rewrite_removes_leftovers_of_earlier_killed_rewrites() {
+    let env = Env::echo();
+    let id = env.start("hello");
+    let dead = dead_pid();
+    let left = env.chats_dir().join(format!(".{id}.{dead}.tmp"));
+    fs::write(&left, "an older copy\n").unwrap();
+    env.run(&["chat", "rename", &id, "new title"]).success();
+    assert!(!left.exists());
+    assert_eq!(env.header(&id)["title"], "new title");
+}
+
+#[test]
 fn home_leftovers_are_removed_by_the_next_save() {
     let env = Env::echo();
     let dead = dead_pid();
