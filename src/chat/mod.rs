@@ -5,6 +5,7 @@ pub(crate) mod id;
 pub(crate) mod legacy;
 pub(crate) mod lock;
 pub(crate) mod parse;
+pub(crate) mod read;
 pub(crate) mod record;
 pub(crate) mod store;
 pub(crate) mod window;

@@ -15,6 +15,7 @@ use super::legacy;
 pub(crate) use super::lock::Wait;
 use super::lock::{lock, same_file};
 pub(crate) use super::parse::parse;
+use super::read::open_regular;
 use super::record::{self, Header, Record, Role};
 use crate::config::{create_private_dir, remove_stale_temps, temp_path};
 use crate::error::{Error, Result};
@@ -31,7 +32,7 @@ impl Store {
         }
     }
 
-    fn path(&self, id: &str) -> PathBuf {
+    pub(crate) fn path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.jsonl"))
     }
 
@@ -126,9 +127,9 @@ impl Store {
     ) -> Result<Chat> {
         loop {
             let path = self.path(id);
-            let file = match OpenOptions::new().read(true).append(true).open(&path) {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let file = match open_regular(&path, true)? {
+                Some(f) => f,
+                None => {
                     let legacy_path = legacy::path(&self.dir, id);
                     if legacy_path.exists() {
                         match self.open_legacy(id, &legacy_path, wait, ui)? {
@@ -138,7 +139,6 @@ impl Store {
                     }
                     return Err(not_found(id));
                 }
-                Err(e) => return Err(Error::io("open", &path, e)),
             };
             lock(&file, id, wait, ui, &path)?;
             // A delete or a rewrite may have won the race while we waited.
@@ -156,10 +156,8 @@ impl Store {
     /// Lock a legacy `<ID>.json` chat and read it; its records are written to `<ID>.jsonl` at the
     /// first append. `None` when another call converted it meanwhile.
     fn open_legacy(&self, id: &str, path: &Path, wait: Wait, ui: &Ui) -> Result<Option<Chat>> {
-        let file = match OpenOptions::new().read(true).open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("open", path, e)),
+        let Some(file) = open_regular(path, false)? else {
+            return Ok(None);
         };
         lock(&file, id, wait, ui, path)?;
         if same_file(&file, path) != Ok(true) || self.path(id).exists() {
@@ -194,10 +192,8 @@ impl Store {
     /// Delete a chat, waiting for a turn in progress to finish first.
     pub(crate) fn delete(&self, id: &str, wait: Wait, ui: &Ui) -> Result<()> {
         for path in [self.path(id), legacy::path(&self.dir, id)] {
-            let file = match File::open(&path) {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io("open", &path, e)),
+            let Some(file) = open_regular(&path, false)? else {
+                continue;
             };
             lock(&file, id, wait, ui, &path)?;
             match fs::remove_file(&path) {
@@ -217,10 +213,14 @@ impl Store {
         remove_stale_temps(&self.dir, valid_id)
     }
 
-    /// Every chat file: (ID, path, legacy?).
-    pub(crate) fn entries(&self) -> Vec<(String, PathBuf, bool)> {
-        let Ok(dir) = fs::read_dir(&self.dir) else {
-            return Vec::new();
+    /// Every entry named like a chat file: (ID, path, legacy?). Whether it is a readable
+    /// regular file is for the reader to find out (`chat list` shows it as damaged if not).
+    /// No chats folder yet is no entries; one that cannot be read is an error.
+    pub(crate) fn entries(&self) -> Result<Vec<(String, PathBuf, bool)>> {
+        let dir = match fs::read_dir(&self.dir) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io("read", &self.dir, e)),
         };
         let mut out = Vec::new();
         for e in dir.filter_map(|e| e.ok()) {
@@ -240,7 +240,7 @@ impl Store {
                 out.push((stem.to_owned(), e.path(), legacy));
             }
         }
-        out
+        Ok(out)
     }
 }
 

@@ -8,6 +8,7 @@ mod concurrency;
 mod crash;
 mod grammar;
 mod legacy;
+mod listing;
 mod long;
 mod manage;
 mod review;
