@@ -122,38 +122,103 @@ pub(super) fn load(
     })
 }
 
+/// An append that failed: nothing of it is on disk. `cause` says why (a full disk, most often).
+/// Callers that hold the turn's text (the prompt, the reply) should show it: it exists nowhere
+/// else now. With `?` it becomes an ordinary [`Error`] whose message says the turn was not saved.
+#[derive(Debug)]
+pub(crate) struct Unsaved {
+    pub(crate) chat: String,
+    pub(crate) cause: Error,
+}
+
+impl From<Unsaved> for Error {
+    fn from(u: Unsaved) -> Error {
+        let hint = u
+            .cause
+            .hint_text()
+            .unwrap_or("free some disk space, then send it again")
+            .to_owned();
+        Error::backend(format!(
+            "this turn was not saved to chat {}: {}",
+            u.chat, u.cause
+        ))
+        .hint(hint)
+    }
+}
+
 impl Chat {
-    /// Append records in one write, then sync. Cuts off a torn tail first.
-    pub(crate) fn append(&mut self, records: &[Record], ui: &Ui) -> Result<()> {
-        let mut text = self.legacy_prefix.take().unwrap_or_default();
+    /// Append records in one write, then sync. Cuts off a torn tail first. On failure (a full
+    /// disk) the file is cut back to where it ended, so nothing partial stays, and the error
+    /// ([`Unsaved`]) says the turn was not saved.
+    pub(crate) fn append(
+        &mut self,
+        records: &[Record],
+        ui: &Ui,
+    ) -> std::result::Result<(), Unsaved> {
+        let unsaved = |chat: &Chat, cause: Error| Unsaved {
+            chat: chat.id.clone(),
+            cause,
+        };
+        let mut text = self.legacy_prefix.clone().unwrap_or_default();
         for r in records {
             text.push_str(&record::line(r));
         }
-        if let Some(legacy_path) = self.legacy.take() {
-            return self.convert_legacy(&legacy_path, &text, ui);
+        if let Some(legacy_path) = self.legacy.clone() {
+            return match self.convert_legacy(&legacy_path, &text, ui) {
+                Ok(()) => Ok(()),
+                Err(e) => Err(unsaved(self, e)),
+            };
         }
-        if std::mem::take(&mut self.needs_newline) {
+        if self.needs_newline {
             text.insert(0, '\n');
         }
-        if let Some(at) = self.torn_at.take() {
+        if let Some(at) = self.torn_at {
             self.file
                 .set_len(at)
-                .map_err(|e| Error::io("repair", &self.path, e))?;
+                .map_err(|e| unsaved(self, Error::io("repair", &self.path, e)))?;
+            self.torn_at = None;
             ui.notice(&format!(
                 "ai: chat {}: removed the incomplete last record",
                 self.id
             ));
         }
-        self.file
+        let old_len = match self.file.metadata() {
+            Ok(m) => m.len(),
+            Err(e) => return Err(unsaved(self, Error::io("read", &self.path, e))),
+        };
+        match self
+            .file
             .write_all(text.as_bytes())
             .and_then(|()| self.file.sync_data())
-            .map_err(|e| Error::io("write", &self.path, e))
+        {
+            Ok(()) => {
+                self.needs_newline = false;
+                Ok(())
+            }
+            Err(e) => {
+                // Shrinking needs no space, so it works on a full disk too.
+                if let Err(cut) = self
+                    .file
+                    .set_len(old_len)
+                    .and_then(|()| self.file.sync_data())
+                {
+                    ui.notice(&format!(
+                        "ai: chat {}: could not remove the partly written record ({cut}); the next turn will",
+                        self.id
+                    ));
+                    self.torn_at = Some(old_len);
+                }
+                Err(unsaved(self, Error::io("write", &self.path, e)))
+            }
+        }
     }
 
     /// First write to a legacy chat: the whole converted chat goes to `<ID>.jsonl`, then the
     /// old `<ID>.json` is removed (we hold its lock throughout).
     fn convert_legacy(&mut self, legacy_path: &Path, text: &str, ui: &Ui) -> Result<()> {
         self.replace_locked(text.as_bytes())?;
+        self.legacy = None;
+        self.legacy_prefix = None;
         fs::remove_file(legacy_path).map_err(|e| Error::io("remove", legacy_path, e))?;
         ui.notice(&format!(
             "ai: chat {} converted from the Python ai-cli format",

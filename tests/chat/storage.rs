@@ -161,3 +161,27 @@ fn home_leftovers_are_removed_by_the_next_save() {
     assert!(!config.exists(), "a config save removes its leftovers");
     assert_eq!(hidden(&env.home), Vec::<String>::new());
 }
+
+#[test]
+fn a_failed_append_leaves_nothing_partial_and_says_the_turn_was_not_saved() {
+    let env = Env::echo();
+    let id = env.start("one");
+    env.run(&["chat", &id, "two"]).success();
+    let before = env.bytes(&id);
+    // Room for a few more bytes, not for a 20,000-character turn.
+    let blocks = before.len() as u64 / 512 + 2;
+    let big = "x".repeat(20_000);
+    let out = run_limited(&env, blocks, &["chat", &id, &big]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("this turn was not saved"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.bytes(&id), before, "nothing partial stays on disk");
+
+    // The chat goes on as if the failed turn never happened.
+    let out = env.run(&["chat", &id, "three"]).success();
+    assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
+    assert_eq!(env.messages(&id).len(), 6);
+}
