@@ -6,6 +6,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use super::legacy;
 use super::parse::{Parsed, damaged, parse, parse_body, parse_header};
 use super::record::{self, Header, MessageRec, Record, SummaryRec};
 use crate::config::{remove_stale_temps, temp_path};
@@ -164,7 +165,8 @@ impl Chat {
             text.push_str(&record::line(r));
         }
         if let Some(legacy_path) = self.legacy.clone() {
-            return match self.convert_legacy(&legacy_path, &text, ui) {
+            let header = self.header.clone();
+            return match self.convert_legacy(&legacy_path, &text, &header, Some(ui)) {
                 Ok(()) => Ok(()),
                 Err(e) => Err(unsaved(self, e)),
             };
@@ -213,18 +215,62 @@ impl Chat {
         }
     }
 
-    /// First write to a legacy chat: the whole converted chat goes to `<ID>.jsonl`, then the
-    /// old `<ID>.json` is removed (we hold its lock throughout).
-    fn convert_legacy(&mut self, legacy_path: &Path, text: &str, ui: &Ui) -> Result<()> {
+    /// First write to a legacy chat: the whole converted chat (`text`, with `header`) goes to
+    /// `<ID>.jsonl`; the original is moved to `<ID>.json.bak` while the new file is read back and
+    /// checked (every line, the header), and removed only then. A failed check puts everything
+    /// back as it was. Once the new file holds the chat, nothing after it fails the turn.
+    fn convert_legacy(
+        &mut self,
+        legacy_path: &Path,
+        text: &str,
+        header: &Header,
+        ui: Option<&Ui>,
+    ) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
+        let backup = legacy::backup_path(&dir, &self.id);
+        let lines = text.matches('\n').count();
         self.replace_locked(text.as_bytes())?;
-        self.legacy = None;
-        self.legacy_prefix = None;
-        fs::remove_file(legacy_path).map_err(|e| Error::io("remove", legacy_path, e))?;
-        ui.notice(&format!(
-            "ai: chat {} converted from the Python ai-cli format",
+        let moved = fs::rename(legacy_path, &backup);
+        let checked = self
+            .read_whole()
+            .and_then(|bytes| parse(&bytes, None, &self.path))
+            .map(|p| p.records.len() + 1 == lines && p.torn_at.is_none() && &p.header == header);
+        if checked.as_ref().is_ok_and(|ok| *ok) {
+            self.legacy = None;
+            self.legacy_prefix = None;
+            let kept = match &moved {
+                Ok(()) => fs::remove_file(&backup).err().map(|_| backup.clone()),
+                Err(_) => Some(legacy_path.to_owned()),
+            };
+            let mut note = format!(
+                "ai: chat {} converted from the Python ai-cli format ({lines} lines written and checked)",
+                self.id
+            );
+            if let Some(k) = kept {
+                note.push_str(&format!(
+                    "; the original could not be removed: {}",
+                    k.display()
+                ));
+            }
+            if let Some(ui) = ui {
+                ui.notice(&note);
+            }
+            return Ok(());
+        }
+        // Undo: the original back in place, the new file gone.
+        if moved.is_ok() {
+            let _ = fs::rename(&backup, legacy_path);
+        }
+        let _ = fs::remove_file(&self.path);
+        let why = match checked {
+            Err(e) => e.to_string(),
+            Ok(_) => "the file read back differs from what was written".to_owned(),
+        };
+        Err(Error::config(format!(
+            "converting chat {} from the Python ai-cli format failed its check ({why}); the original is unchanged",
             self.id
-        ));
-        Ok(())
+        ))
+        .hint("`ai chat show` still reads it; please report this with the file"))
     }
 
     /// Rewrite the whole file with a new header (rename, a new system prompt): temp file, sync,
@@ -272,11 +318,11 @@ impl Chat {
     fn rewrite(&mut self, header: Header, extra: &[Record]) -> Result<()> {
         let head = record::line(&Record::Chat(header.clone()));
         let tail: String = extra.iter().map(record::line).collect();
-        if let Some(legacy_path) = self.legacy.take() {
-            let prefix = self.legacy_prefix.take().unwrap_or_default();
+        if let Some(legacy_path) = self.legacy.clone() {
+            let prefix = self.legacy_prefix.clone().unwrap_or_default();
             let body = prefix.split_once('\n').map_or("", |(_, rest)| rest);
-            self.replace_locked(format!("{head}{body}{tail}").as_bytes())?;
-            fs::remove_file(&legacy_path).map_err(|e| Error::io("remove", &legacy_path, e))?;
+            let text = format!("{head}{body}{tail}");
+            self.convert_legacy(&legacy_path, &text, &header, None)?;
             self.header = header;
             return Ok(());
         }

@@ -3,7 +3,7 @@
 //! open chat in `file`; their items are re-exported here, where callers have always found them.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -163,16 +163,22 @@ impl Store {
         if same_file(&file, path) != Ok(true) || self.path(id).exists() {
             return Ok(None);
         }
-        let text = fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-        let (header, records) = legacy::parse(id, &text, path)?;
+        let mut text = String::new();
+        (&file)
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io("read", path, e))?;
+        let legacy::Converted {
+            header,
+            records,
+            body,
+            ..
+        } = legacy::convert(id, &text, path)?;
         let turns = records
             .iter()
             .filter(|r| matches!(r, Record::Message(m) if m.role == Role::Assistant))
             .count() as u64;
         let mut prefix = record::line(&Record::Chat(header.clone()));
-        for r in &records {
-            prefix.push_str(&record::line(r));
-        }
+        prefix.push_str(&body);
         Ok(Some(Chat {
             id: id.to_owned(),
             path: self.path(id),
@@ -191,7 +197,9 @@ impl Store {
 
     /// Delete a chat, waiting for a turn in progress to finish first.
     pub(crate) fn delete(&self, id: &str, wait: Wait, ui: &Ui) -> Result<()> {
-        for path in [self.path(id), legacy::path(&self.dir, id)] {
+        // A legacy backup exists only if a conversion was cut short; its text goes too.
+        let backup = legacy::backup_path(&self.dir, id);
+        for path in [self.path(id), legacy::path(&self.dir, id), backup] {
             let Some(file) = open_regular(&path, false)? else {
                 continue;
             };

@@ -8,6 +8,7 @@ mod concurrency;
 mod crash;
 mod grammar;
 mod legacy;
+mod legacy_keep;
 mod listing;
 mod long;
 mod manage;
