@@ -104,7 +104,9 @@ fn process_alive(pid: u32) -> bool {
 }
 
 /// Replace `path` with `bytes` so a reader sees the old file or the new one, never a mix, and
-/// the new one survives a power cut once this returns.
+/// the new one survives a power cut once this returns. A symbolic link is written through: the
+/// file it points to is replaced (next to itself, mode 0600 like every save), and the link stays
+/// (dotfile managers such as stow or home-manager link config files).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace_file(path, bytes, true)
 }
@@ -114,7 +116,22 @@ pub(crate) fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     replace_file(path, bytes, false)
 }
 
+/// Where a chain of symbolic links at `path` ends (at most 40 links, as the kernel allows).
+fn resolve_links(path: &Path) -> PathBuf {
+    let mut at = path.to_owned();
+    for _ in 0..40 {
+        match fs::read_link(&at) {
+            Ok(target) if target.is_absolute() => at = target,
+            Ok(target) => at = at.parent().unwrap_or(Path::new(".")).join(target),
+            Err(_) => break,
+        }
+    }
+    at
+}
+
 fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    let target = resolve_links(path);
+    let path = target.as_path();
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()

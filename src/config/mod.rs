@@ -218,6 +218,22 @@ impl Config {
         })
     }
 
+    /// Read-modify-write config.json under a lock (`<home>/.config.lock`), so two calls that
+    /// change it at once (`ai default` while `ai init` asks the network) never undo each other:
+    /// the file is read afresh under the lock, `change` applied to it, and saved. Returns the
+    /// saved config and what `change` returned.
+    pub(crate) fn update<T>(
+        home: &Home,
+        change: impl FnOnce(&mut Config) -> Result<T>,
+    ) -> Result<(Config, T)> {
+        home.ensure()?;
+        let _lock = lock_config(home)?;
+        let mut config = Config::load(home)?;
+        let out = change(&mut config)?;
+        config.save()?;
+        Ok((config, out))
+    }
+
     /// Set (or, with `None`, remove) one top-level key in the document.
     pub(crate) fn set_key(&mut self, key: &str, value: Option<Value>) {
         match value {
@@ -243,6 +259,41 @@ impl Config {
             .map_err(|e| Error::config(format!("cannot encode config: {e}")))?;
         text.push('\n');
         write_atomic(&self.path, text.as_bytes())
+    }
+}
+
+/// How long a config change waits for another one to finish (they take milliseconds).
+const CONFIG_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Take the config lock, waiting a bounded time. The lock file is never removed (removing it
+/// would let two writers lock two different files).
+fn lock_config(home: &Home) -> Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = home.dir.join(".config.lock");
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < CONFIG_LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::busy(format!(
+                    "{} is being changed by another ai call",
+                    home.config_file().display()
+                ))
+                .hint("try again in a moment; check for a hung `ai init` (ps)"));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+        }
     }
 }
 
