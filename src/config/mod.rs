@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 mod atomic;
+mod check;
 pub(crate) use atomic::{remove_stale_temps, temp_path, write_atomic, write_atomic_unsynced};
 
 /// Default per-call timeout: 20 minutes, as the Python tool had.
@@ -103,36 +104,91 @@ pub(crate) struct CustomBackend {
     pub(crate) install: Option<String>,
 }
 
-/// The typed view of the keys `ai` reads. Everything else stays in [`Config::doc`].
-#[derive(Debug, Default, Deserialize)]
+/// The typed view of the keys `ai` reads (see [`read_known`]). Everything else stays in
+/// [`Config::doc`].
 struct Known {
-    #[serde(default)]
     aliases: BTreeMap<String, AliasTarget>,
-    #[serde(default)]
     default_alias: Option<String>,
-    #[serde(default)]
     backends: BTreeMap<String, CustomBackend>,
-    /// Per-call timeout in seconds.
-    #[serde(default)]
-    timeout: Option<f64>,
-    #[serde(default)]
+    /// Per-call timeout in seconds (and the value as written, for messages).
+    timeout: Option<(f64, Value)>,
     chat: ChatSettings,
+    context_tokens: BTreeMap<String, u64>,
+}
+
+/// Read the keys `ai` knows, each checked on its own so an error names its key path. The
+/// `providers` entries are checked here too (types, unknown fields, timeouts, header values),
+/// so a bad one fails before anything is written, not when a turn first uses it.
+fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
+    use check::{key, map_of, object, typed, whole};
+    let chat = match object(doc.get("chat"), "chat")? {
+        None => ChatSettings::default(),
+        Some(c) => ChatSettings {
+            save: key(c, "save").map_err(|e| format!("chat.{e}"))?,
+            system: key(c, "system").map_err(|e| format!("chat.{e}"))?,
+            window_tokens: match c.get("window_tokens") {
+                None | Some(Value::Null) => None,
+                Some(v) => {
+                    Some(usize::try_from(whole(v, "chat.window_tokens", 0)?).unwrap_or(usize::MAX))
+                }
+            },
+            on_overflow: key(c, "on_overflow").map_err(|e| format!("chat.{e}"))?,
+        },
+    };
+    let timeout = match doc.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some((typed::<f64>(v, "timeout")?, v.clone())),
+    };
+    map_of(doc, "providers", check_provider)?;
+    Ok(Known {
+        aliases: map_of(doc, "aliases", typed)?,
+        default_alias: key(doc, "default_alias")?,
+        backends: map_of(doc, "backends", typed)?,
+        timeout,
+        chat,
+        context_tokens: map_of(doc, "context_tokens", |v, path| whole(v, path, 1))?,
+    })
+}
+
+/// One `providers` entry: what `backend::http::provider::resolve` will read, checked now.
+fn check_provider(v: &Value, path: &str) -> check::Checked<()> {
+    use crate::backend::http::provider::ProviderConfig;
+    if !v.is_object() {
+        return Err(format!(
+            "{path}: expected an object, found {}",
+            check::show(v)
+        ));
+    }
+    let p: ProviderConfig = check::typed(v, path)?;
+    if let Some(t) = p.timeout
+        && !(t > 0.0 && Duration::try_from_secs_f64(t).is_ok())
+    {
+        return Err(format!(
+            "{path}.timeout: expected a positive number of seconds, found {}",
+            check::show(&serde_json::json!(t))
+        ));
+    }
+    for (name, value) in &p.headers {
+        let bad = |s: &str| s.contains(['\r', '\n', '\0']);
+        if bad(name) || bad(value) || name.is_empty() {
+            return Err(format!(
+                "{path}.headers.{name}: a header name or value cannot be empty or hold a line break"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The `"chat"` object of config.json.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ChatSettings {
     /// Save plain prompts as new chats too (default true).
-    #[serde(default)]
     pub(crate) save: Option<bool>,
     /// Default system prompt of new chats.
-    #[serde(default)]
     pub(crate) system: Option<String>,
     /// Estimated-token budget of the history sent with each turn (default 8000).
-    #[serde(default)]
     pub(crate) window_tokens: Option<usize>,
     /// What a turn does when the history passes 85% of the model's context.
-    #[serde(default)]
     pub(crate) on_overflow: Option<Overflow>,
 }
 
@@ -166,16 +222,25 @@ pub(crate) struct Config {
     pub(crate) backends: BTreeMap<String, CustomBackend>,
     pub(crate) timeout: Duration,
     pub(crate) chat: ChatSettings,
+    /// Model context sizes by alias, `provider:model` or provider (see `context`).
+    pub(crate) context_tokens: BTreeMap<String, u64>,
 }
 
 impl Config {
     /// Load `config.json`; a missing file is an empty config.
     pub(crate) fn load(home: &Home) -> Result<Config> {
         let path = home.config_file();
-        let text = match fs::read_to_string(&path) {
+        let text = match read_regular(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::io("read config", &path, e)),
+            // Unreadable is a config problem (exit 3), as the README says, not a backend one.
+            Err(e) => {
+                return Err(
+                    Error::config(format!("cannot read config {}: {e}", path.display())).hint(
+                        "check that it is a readable file, or move it aside and run `ai init`",
+                    ),
+                );
+            }
         };
         Config::parse(path, &text)
     }
@@ -194,16 +259,16 @@ impl Config {
                 Err(e) => return Err(invalid(describe_json_error(&e))),
             }
         };
-        let known: Known = serde_json::from_value(Value::Object(doc.clone()))
-            .map_err(|e| invalid(strip_serde_position(&e.to_string())))?;
+        let known = read_known(&doc).map_err(invalid)?;
         let timeout = match known.timeout {
             None => DEFAULT_TIMEOUT,
-            Some(secs) if secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok() => {
+            Some((secs, _)) if secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok() => {
                 Duration::from_secs_f64(secs)
             }
-            Some(secs) => {
+            Some((_, written)) => {
                 return Err(invalid(format!(
-                    "\"timeout\" must be a positive number of seconds, not {secs}"
+                    "timeout: expected a positive number of seconds, found {}",
+                    check::show(&written)
                 )));
             }
         };
@@ -215,6 +280,7 @@ impl Config {
             backends: known.backends,
             timeout,
             chat: known.chat,
+            context_tokens: known.context_tokens,
         })
     }
 
@@ -260,6 +326,23 @@ impl Config {
         text.push('\n');
         write_atomic(&self.path, text.as_bytes())
     }
+}
+
+/// Read a file that must be a regular one (links followed): a FIFO is refused at once rather
+/// than waited on (it is opened non-blocking, then its type is checked).
+fn read_regular(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// How long a config change waits for another one to finish (they take milliseconds).
