@@ -1,15 +1,14 @@
 //! An open chat (`Chat`): a locked chat file, loaded (with torn-tail recovery), appended to
 //! and rewritten in place.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::legacy;
 use super::parse::{Parsed, damaged, parse, parse_body, parse_header};
 use super::record::{self, Header, MessageRec, Record, SummaryRec};
-use crate::config::{remove_stale_temps, temp_path};
+use crate::config::{create_temp, remove_stale_temps};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 
@@ -355,14 +354,9 @@ impl Chat {
     /// place; it becomes `self.file` (the replaced one, and its lock, are let go).
     fn replace_locked(&mut self, bytes: &[u8]) -> Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let tmp = temp_path(dir, &self.id);
+        let (tmp, mut file) =
+            create_temp(dir, &self.id, true).map_err(|e| Error::io("write", &self.path, e))?;
         let result = (|| -> std::io::Result<File> {
-            let mut file = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?;
             file.lock()?;
             file.write_all(bytes)?;
             file.sync_all()?;

@@ -2,9 +2,8 @@
 //! `<home>/chats/<ID>.jsonl`; folder 0700, files 0600. IDs are in `id`, locks in `lock`, the
 //! open chat in `file`; their items are re-exported here, where callers have always found them.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 pub(crate) use super::file::Chat;
@@ -17,7 +16,7 @@ use super::lock::{lock, same_file};
 pub(crate) use super::parse::parse;
 use super::read::open_regular;
 use super::record::{self, Header, Record, Role};
-use crate::config::{create_private_dir, remove_stale_temps, temp_path};
+use crate::config::{create_private_dir, create_temp, remove_stale_temps};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 
@@ -257,20 +256,14 @@ impl Store {
 /// call has the name). So nobody ever sees the file without its header, and a failed write
 /// (a full disk) leaves nothing that blocks the name. The returned file is locked.
 fn create_whole(dir: &Path, id: &str, path: &Path, header: &Header) -> std::io::Result<File> {
-    let tmp = temp_path(dir, id);
+    let (tmp, mut file) = create_temp(dir, id, true)?;
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
         file.lock()?;
         file.write_all(record::line(&Record::Chat(header.clone())).as_bytes())?;
         file.sync_data()?;
-        fs::hard_link(&tmp, path)?;
-        Ok(file)
-    })();
+        fs::hard_link(&tmp, path)
+    })()
+    .map(|()| file);
     let _ = fs::remove_file(&tmp);
     if result.is_ok()
         && let Ok(d) = File::open(dir)

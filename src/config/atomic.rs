@@ -13,14 +13,42 @@ use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
 
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Create a fresh temp file for `stem` in `dir` (mode 0600), opened to write, and with
+/// `read_append` to read and append. A file already there with our name was left by an earlier
+/// process that had our PID (no live writer can own it): it is removed and the name taken.
+pub(crate) fn create_temp(
+    dir: &Path,
+    stem: &str,
+    read_append: bool,
+) -> std::io::Result<(PathBuf, File)> {
+    let tmp = temp_path(dir, stem);
+    let open = || {
+        let mut o = fs::OpenOptions::new();
+        if read_append {
+            o.read(true).append(true);
+        } else {
+            o.write(true);
+        }
+        o.create_new(true).mode(0o600).open(&tmp)
+    };
+    match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            fs::remove_file(&tmp)?;
+            open().map(|f| (tmp.clone(), f))
+        }
+        other => other.map(|f| (tmp.clone(), f)),
+    }
+}
+
 /// A temp file older than this is a leftover even if its PID now names a live process (PIDs
 /// are reused); no write of ours takes that long.
 const STALE_AFTER: Duration = Duration::from_secs(3600);
 
 /// A fresh temp name for `stem` in `dir`, unique within this process (threads of `several`
 /// write `last_chat` at the same time) and across processes (the PID).
-pub(crate) fn temp_path(dir: &Path, stem: &str) -> PathBuf {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
+fn temp_path(dir: &Path, stem: &str) -> PathBuf {
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
     dir.join(format!(".{stem}.{}.{n}.tmp", std::process::id()))
 }
@@ -137,13 +165,9 @@ fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = temp_path(dir, &name);
+    let (tmp, mut file) =
+        create_temp(dir, &name, false).map_err(|e| Error::io("write", path, e))?;
     let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
         file.write_all(bytes)?;
         if durable {
             file.sync_all()?;
@@ -168,6 +192,24 @@ fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A leftover of an earlier process that had our PID is not taken for a live writer.
+    #[test]
+    fn a_leftover_with_our_pid_does_not_block_a_temp_file() {
+        let dir = std::env::temp_dir().join(format!("ai-atomic-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let next = SEQ.load(Ordering::Relaxed);
+        for n in next..next + 50 {
+            fs::write(
+                dir.join(format!(".X.{}.{n}.tmp", std::process::id())),
+                "old",
+            )
+            .unwrap();
+        }
+        let (path, _file) = create_temp(&dir, "X", false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn temp_names() {

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 
 mod atomic;
 mod check;
-pub(crate) use atomic::{remove_stale_temps, temp_path, write_atomic, write_atomic_unsynced};
+pub(crate) use atomic::{create_temp, remove_stale_temps, write_atomic, write_atomic_unsynced};
 
 /// Default per-call timeout: 20 minutes, as the Python tool had.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
