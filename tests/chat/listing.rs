@@ -146,3 +146,30 @@ fn a_symlinked_chat_is_refused_clearly_and_left_alone() {
     );
     assert_eq!(row(&list_json(&env), &id)["damaged"], true);
 }
+
+#[test]
+fn a_torn_tail_or_a_blank_line_is_not_damage() {
+    let env = Env::echo();
+    let id = env.start("first");
+    env.run(&["chat", &id, "second"]).success();
+    env.append_raw(&id, b"   \n{\"type\":\"message\",\"role\":\"us");
+    let rows = list_json(&env);
+    let r = row(&rows, &id);
+    assert!(r["damaged"].is_null(), "{r}");
+    assert_eq!(r["turns"], 2, "{r}");
+    // The same at the end of a large chat.
+    env.write_chat(
+        "B1G",
+        &[
+            header("B1G", json!({})),
+            message("user", "q", 1),
+            message("assistant", &"b".repeat(1 << 20), 1),
+            message("user", "q", 2),
+            message("assistant", "a", 2),
+        ],
+    );
+    env.append_raw("B1G", b"   \n{\"type\":\"message\",\"role\":\"us");
+    let r = row(&list_json(&env), "B1G").clone();
+    assert!(r["damaged"].is_null(), "{r}");
+    assert_eq!(r["turns"], 2, "{r}");
+}
