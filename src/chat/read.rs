@@ -108,6 +108,46 @@ pub(crate) fn read_all(store: &Store, id: &str) -> Result<(Header, Vec<Record>)>
     legacy::parse(id, &text, &path)
 }
 
+/// Read a whole chat for salvage (`chat export`): like [`read_all`], but a damaged line is
+/// left out instead of failing the read. Returns the line numbers left out (a torn last line
+/// is left out silently, as every reader does). The header must be readable.
+pub(crate) fn read_salvage(store: &Store, id: &str) -> Result<(Header, Vec<Record>, Vec<usize>)> {
+    let jsonl = store.path(id);
+    let Some(mut file) = open_regular(&jsonl, false)? else {
+        let (header, records) = read_all(store, id)?;
+        return Ok((header, records, Vec::new()));
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", &jsonl, e))?;
+    let strict = match parse(&bytes, None, &jsonl) {
+        Ok(p) => return Ok((p.header, p.records, Vec::new())),
+        Err(e) => e,
+    };
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let Some(first) = lines.first() else {
+        return Err(strict);
+    };
+    let Ok(header) = parse_header(first, &jsonl) else {
+        return Err(strict);
+    };
+    let mut records = Vec::new();
+    let mut left_out = Vec::new();
+    for (i, line) in lines.iter().enumerate().skip(1) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(Record::Chat(_)) => left_out.push(i + 1),
+            Ok(r) => records.push(r),
+            // A last line without its newline that does not parse was cut short: torn.
+            Err(_) if i + 1 == lines.len() => {}
+            Err(_) => left_out.push(i + 1),
+        }
+    }
+    Ok((header, records, left_out))
+}
+
 /// One row of `chat list`.
 #[derive(Debug, Serialize)]
 pub(crate) struct Row {

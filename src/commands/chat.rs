@@ -124,14 +124,27 @@ pub(crate) fn existing(ctx: &Ctx, id: &str) -> Result<String> {
     })
 }
 
-/// Read a whole chat (header and every record), checking every line.
+/// Read a whole chat for `chat export`: every record that can be read. Damaged lines are left
+/// out with a notice naming them, so a damaged chat can still be saved elsewhere (`chat show`
+/// refuses it and says where the damage is).
 pub(crate) fn read_all(ctx: &Ctx, id: &str) -> Result<(Header, Vec<Record>)> {
-    read::read_all(&ctx.store, id)
+    let (header, records, left_out) = read::read_salvage(&ctx.store, id)?;
+    if !left_out.is_empty() {
+        let lines: Vec<String> = left_out.iter().map(ToString::to_string).collect();
+        ctx.ui.notice(&format!(
+            "ai: chat {id} is damaged: line{} {} could not be read and {} left out; the other {} records are exported",
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join(", "),
+            if lines.len() == 1 { "is" } else { "are" },
+            records.len()
+        ));
+    }
+    Ok((header, records))
 }
 
 pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
     let id = existing(ctx, id)?;
-    let (header, records) = read_all(ctx, &id)?;
+    let (header, records) = read::read_all(&ctx.store, &id)?;
     if stats {
         return show_stats(&header, &records, json);
     }

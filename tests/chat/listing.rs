@@ -173,3 +173,30 @@ fn a_torn_tail_or_a_blank_line_is_not_damage() {
     assert!(r["damaged"].is_null(), "{r}");
     assert_eq!(r["turns"], 2, "{r}");
 }
+
+#[test]
+fn a_damaged_chat_can_still_be_exported_as_salvage() {
+    let env = Env::echo();
+    let id = env.start("first");
+    env.run(&["chat", &id, "second"]).success();
+    let text = fs::read_to_string(env.chat_path(&id)).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{\"type\":\"message\",\"ro";
+    fs::write(env.chat_path(&id), format!("{}\n", lines.join("\n"))).unwrap();
+    // show still refuses and says where; export salvages what can be read, and says so.
+    let shown = env.run(&["chat", "show", &id]);
+    assert_eq!(shown.code, Some(3), "{shown:?}");
+    let out = env
+        .run(&["chat", "export", &id, "--format", "json"])
+        .success();
+    assert!(out.stderr.contains("line 3"), "{}", out.stderr);
+    let doc: Value = serde_json::from_str(&out.stdout).expect("export is JSON");
+    let records = doc["records"].as_array().unwrap();
+    assert_eq!(records.len(), 3, "{doc}");
+    assert_eq!(records[0]["content"], "first");
+    assert_eq!(
+        env.bytes(&id),
+        format!("{}\n", lines.join("\n")).into_bytes(),
+        "untouched"
+    );
+}
