@@ -6,23 +6,15 @@ use crate::config::Config;
 
 /// Context size of a route's model, in tokens.
 pub(crate) fn tokens(route: &Route, config: &Config) -> u64 {
-    if let Some(serde_json::Value::Object(map)) = config.key("context_tokens") {
-        let keys = [
-            route.label.clone(),
-            format!("{}:{}", route.provider.name(), route.model),
-            route.provider.name().to_owned(),
-        ];
-        for k in keys {
-            if let Some(n) = map
-                .get(&k)
-                .and_then(serde_json::Value::as_u64)
-                .filter(|n| *n > 0)
-            {
-                return n;
-            }
-        }
-    }
-    builtin(&route.provider, &route.model)
+    // Checked when the config was read: every entry is a whole number above 0.
+    let keys = [
+        route.label.clone(),
+        format!("{}:{}", route.provider.name(), route.model),
+        route.provider.name().to_owned(),
+    ];
+    keys.iter()
+        .find_map(|k| config.context_tokens.get(k).copied())
+        .unwrap_or_else(|| builtin(&route.provider, &route.model))
 }
 
 fn builtin(provider: &Provider, model: &str) -> u64 {

@@ -13,6 +13,10 @@ mod commands;
 mod completions;
 #[path = "suite/config.rs"]
 mod config;
+#[path = "suite/config_check.rs"]
+mod config_check;
+#[path = "suite/config_file.rs"]
+mod config_file;
 #[path = "suite/errors.rs"]
 mod errors;
 #[path = "suite/files.rs"]

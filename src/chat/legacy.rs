@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::record::{self, Header, MessageRec, Origin, PendingRec, Record, Role};
 use crate::error::{Error, Result};
@@ -13,16 +14,31 @@ pub(crate) fn path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.json"))
 }
 
+/// Where the original goes while its conversion is checked.
+pub(crate) fn backup_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.json.bak"))
+}
+
 #[derive(Deserialize)]
 struct LegacyChat {
     #[serde(default)]
     model_alias: Option<String>,
     #[serde(default)]
-    messages: Vec<LegacyMessage>,
+    messages: Vec<Value>,
     #[serde(default)]
     created_at: Option<String>,
+    /// The file's name says it.
+    #[serde(default, rename = "chat_id")]
+    _chat_id: Option<Value>,
+    /// The newest message (and the file's time) say it.
+    #[serde(default, rename = "updated_at")]
+    _updated_at: Option<Value>,
+    /// Keys the Python tool or its user added (`title`, `tags`, `system_prompt`, …).
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
 
+/// A user or assistant message as the Python tool wrote it.
 #[derive(Deserialize)]
 struct LegacyMessage {
     role: String,
@@ -30,10 +46,59 @@ struct LegacyMessage {
     content: String,
     #[serde(default)]
     timestamp: Option<String>,
+    /// Fields the message record has no place for (`model`, `tokens`, …).
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+/// A line of a converted chat for what has no record type of its own: the current reader
+/// sees `"type":"legacy"` as an unknown record, skips it, and keeps the line on every rewrite.
+#[derive(Serialize)]
+struct LegacyLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The message's position in the Python file's `messages`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<usize>,
+    /// A message that is not a plain user or assistant message (a system or tool message),
+    /// exactly as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a Value>,
+    /// Fields of a user or assistant message that its record has no place for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fields: Option<&'a Map<String, Value>>,
+    /// Top-level keys of the Python file that the header has no place for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat: Option<&'a Map<String, Value>>,
+}
+
+fn legacy_line(l: &LegacyLine<'_>) -> String {
+    // Plain maps of JSON values with string keys: encoding cannot fail.
+    let mut s = serde_json::to_string(l).unwrap_or_else(|_| String::from("{}"));
+    s.push('\n');
+    s
+}
+
+/// A legacy chat in the current format.
+pub(crate) struct Converted {
+    pub(crate) header: Header,
+    /// The records the current format has types for.
+    pub(crate) records: Vec<Record>,
+    /// The converted file after its header line: every record's line and, among them,
+    /// `legacy` lines keeping everything else.
+    pub(crate) body: String,
 }
 
 /// Read a legacy chat as a header and records in the current format.
 pub(crate) fn parse(id: &str, text: &str, path: &Path) -> Result<(Header, Vec<Record>)> {
+    let c = convert(id, text, path)?;
+    Ok((c.header, c.records))
+}
+
+/// Convert a legacy chat, keeping everything: a system message becomes the system prompt when
+/// there is none (`system_prompt` wins), top-level `title` the title; other roles, messages
+/// whose content is not text, unknown keys and extra message fields are kept as `legacy` lines.
+pub(crate) fn convert(id: &str, text: &str, path: &Path) -> Result<Converted> {
     let chat: LegacyChat = serde_json::from_str(text).map_err(|e| {
         Error::config(format!(
             "chat file {} (Python ai-cli format) is damaged: line {}, column {}",
@@ -48,53 +113,102 @@ pub(crate) fn parse(id: &str, text: &str, path: &Path) -> Result<(Header, Vec<Re
         alias: chat.model_alias.clone(),
         ..Origin::default()
     };
-    let header = Header {
+    let text_of = |key: &str| {
+        chat.rest
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let mut header = Header {
         v: record::VERSION,
         id: id.to_owned(),
         created: created.clone(),
-        model: chat.model_alias,
-        system: None,
-        title: None,
+        model: chat.model_alias.clone(),
+        system: text_of("system_prompt").or_else(|| text_of("system")),
+        title: text_of("title").filter(|t| !t.trim().is_empty()),
         summary: None,
     };
-    let mut records = Vec::new();
+    let mut out = Out::default();
+    if !chat.rest.is_empty() {
+        out.line(legacy_line(&LegacyLine {
+            kind: "legacy",
+            index: None,
+            message: None,
+            fields: None,
+            chat: Some(&chat.rest),
+        }));
+    }
     let mut turn = 0u64;
     let mut waiting: Option<LegacyMessage> = None;
-    for m in chat.messages {
-        match m.role.as_str() {
-            "user" => {
-                if let Some(u) = waiting.take() {
-                    // Two user messages in a row: the first never got its answer.
-                    records.push(pending(u, &origin, &created));
-                }
-                waiting = Some(m);
+    for (index, raw) in chat.messages.iter().enumerate() {
+        let typed = LegacyMessage::deserialize(raw)
+            .ok()
+            .filter(|m| m.role == "user" || m.role == "assistant");
+        let Some(m) = typed else {
+            let system = raw.get("role").and_then(Value::as_str) == Some("system");
+            match raw.get("content").and_then(Value::as_str) {
+                Some(s) if system && header.system.is_none() => header.system = Some(s.to_owned()),
+                _ => out.line(legacy_line(&LegacyLine {
+                    kind: "legacy",
+                    index: Some(index),
+                    message: Some(raw),
+                    fields: None,
+                    chat: None,
+                })),
             }
-            "assistant" => {
-                turn += 1;
-                if let Some(u) = waiting.take() {
-                    records.push(message(Role::User, u, turn, &origin, &created));
-                } else {
-                    records.push(message(
-                        Role::User,
-                        LegacyMessage {
-                            role: "user".into(),
-                            content: String::new(),
-                            timestamp: m.timestamp.clone(),
-                        },
-                        turn,
-                        &origin,
-                        &created,
-                    ));
-                }
-                records.push(message(Role::Assistant, m, turn, &origin, &created));
-            }
-            _ => {}
+            continue;
+        };
+        if !m.rest.is_empty() {
+            out.line(legacy_line(&LegacyLine {
+                kind: "legacy",
+                index: Some(index),
+                message: None,
+                fields: Some(&m.rest),
+                chat: None,
+            }));
         }
+        if m.role == "user" {
+            if let Some(u) = waiting.take() {
+                // Two user messages in a row: the first never got its answer.
+                out.record(pending(u, &origin, &created));
+            }
+            waiting = Some(m);
+            continue;
+        }
+        turn += 1;
+        let user = waiting.take().unwrap_or(LegacyMessage {
+            role: "user".into(),
+            content: String::new(),
+            timestamp: m.timestamp.clone(),
+            rest: Map::new(),
+        });
+        out.record(message(Role::User, user, turn, &origin, &created));
+        out.record(message(Role::Assistant, m, turn, &origin, &created));
     }
     if let Some(u) = waiting {
-        records.push(pending(u, &origin, &created));
+        out.record(pending(u, &origin, &created));
     }
-    Ok((header, records))
+    Ok(Converted {
+        header,
+        records: out.records,
+        body: out.body,
+    })
+}
+
+#[derive(Default)]
+struct Out {
+    records: Vec<Record>,
+    body: String,
+}
+
+impl Out {
+    fn record(&mut self, r: Record) {
+        self.line(record::line(&r));
+        self.records.push(r);
+    }
+    fn line(&mut self, l: String) {
+        self.body.push_str(&l);
+    }
 }
 
 fn message(role: Role, m: LegacyMessage, turn: u64, origin: &Origin, created: &str) -> Record {

@@ -1,51 +1,29 @@
 //! `ai chat list | show | delete | rename | gc | new`.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use comfy_table::{Table, presets};
 use serde::Serialize;
 
 use crate::alias;
-use crate::chat::legacy;
+use crate::chat::read;
 use crate::chat::record::{self, Header, Record, Role};
 use crate::chat::store::{self, Wait};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::output::{self, sanitize};
 
-#[derive(Serialize)]
-struct Summary {
-    id: String,
-    model: Option<String>,
-    turns: u64,
-    /// Seconds since the Unix epoch.
-    last_used: u64,
-    title: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    legacy: bool,
-}
-
 pub(crate) fn list(ctx: &Ctx, json: bool, limit: usize) -> Result<()> {
-    let mut entries: Vec<(SystemTime, String, std::path::PathBuf, bool)> = ctx
-        .store
-        .entries()
-        .into_iter()
-        .filter_map(|(id, path, legacy)| {
-            let mtime = path.metadata().and_then(|m| m.modified()).ok()?;
-            Some((mtime, id, path, legacy))
-        })
-        .collect();
-    entries.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut entries = listed_entries(ctx)?;
     let total = entries.len();
     if limit > 0 {
         entries.truncate(limit);
     }
-    let rows: Vec<Summary> = entries
+    // Every entry makes a row (a damaged one says so), so `total` counts only listable rows.
+    let rows: Vec<read::Row> = entries
         .into_iter()
-        .filter_map(|(mtime, id, path, legacy)| summarize(&id, &path, legacy, mtime))
+        .map(|(mtime, id, path, legacy)| read::row(&id, &path, legacy, mtime))
         .collect();
     if json {
         let mut text =
@@ -84,98 +62,21 @@ pub(crate) fn list(ctx: &Ctx, json: bool, limit: usize) -> Result<()> {
     Ok(())
 }
 
-/// The list row of one chat, reading only the head and tail of a large file.
-fn summarize(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> Option<Summary> {
-    let last_used = mtime
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    if is_legacy {
-        let text = std::fs::read_to_string(path).ok()?;
-        let Ok((header, records)) = legacy::parse(id, &text, path) else {
-            return Some(damaged(id, last_used));
-        };
-        let (turns, model, first) = scan(records.iter());
-        return Some(Summary {
-            id: id.to_owned(),
-            model: model.or(header.model),
-            turns,
-            last_used,
-            title: first.unwrap_or_default(),
-            legacy: true,
-        });
-    }
-    const WHOLE: u64 = 64 * 1024;
-    const PART: u64 = 16 * 1024;
-    let mut file = File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    let mut head = Vec::new();
-    let mut tail = Vec::new();
-    if len <= WHOLE {
-        file.read_to_end(&mut head).ok()?;
-    } else {
-        (&mut file).take(PART).read_to_end(&mut head).ok()?;
-        // A long system prompt or summary makes a long header line: read on to its end.
-        while !head.contains(&b'\n') && (head.len() as u64) < len {
-            let before = head.len();
-            (&mut file).take(PART * 4).read_to_end(&mut head).ok()?;
-            if head.len() == before {
-                break;
-            }
-        }
-        file.seek(SeekFrom::Start(len - PART)).ok()?;
-        file.read_to_end(&mut tail).ok()?;
-    }
-    let mut lines = head.split(|&b| b == b'\n');
-    let header: Header = match serde_json::from_slice::<Record>(lines.next()?) {
-        Ok(Record::Chat(h)) => h,
-        // Listed, not hidden: the user should learn the file needs a look.
-        _ if head.is_empty() => return None, // reserved this instant by a new call
-        _ => return Some(damaged(id, last_used)),
-    };
-    // Parse only what the row needs: the first prompt (when untitled) and the last reply.
-    let body: Vec<&[u8]> = lines.collect();
-    let title = match header.title {
-        Some(t) => t,
-        None => body
-            .iter()
-            .find_map(|l| match serde_json::from_slice::<Record>(l) {
-                Ok(Record::Message(m)) if m.role == Role::User => Some(m.content),
-                _ => None,
-            })
-            .unwrap_or_default(),
-    };
-    // The first line of a tail chunk is usually cut: it does not parse and is passed over.
-    let newest: Vec<&[u8]> = if tail.is_empty() {
-        body
-    } else {
-        tail.split(|&b| b == b'\n').collect()
-    };
-    let mut turns = 0;
-    let mut model = None;
-    for line in newest.iter().rev() {
-        match serde_json::from_slice::<Record>(line) {
-            Ok(Record::Message(m)) => {
-                turns = m.turn.unwrap_or(0);
-                if model.is_none() && m.role == Role::Assistant {
-                    model = m.origin.alias.or(m.origin.model);
-                }
-                if m.role == Role::Assistant {
-                    break;
-                }
-            }
-            Ok(Record::Pending(p)) if model.is_none() => model = p.origin.alias,
-            _ => {}
-        }
-    }
-    Some(Summary {
-        id: id.to_owned(),
-        model: model.or(header.model),
-        turns,
-        last_used,
-        title,
-        legacy: false,
-    })
+/// Every entry of the chats folder with its modification time, most recent first. A folder
+/// that cannot be read is an error, not "no chats".
+fn listed_entries(ctx: &Ctx) -> Result<Vec<(SystemTime, String, PathBuf, bool)>> {
+    let mut entries: Vec<(SystemTime, String, PathBuf, bool)> = ctx
+        .store
+        .entries()?
+        .into_iter()
+        .filter_map(|(id, path, legacy)| {
+            // Not following links: a link is listed as what it is (damaged), by its own time.
+            let mtime = path.symlink_metadata().and_then(|m| m.modified()).ok()?;
+            Some((mtime, id, path, legacy))
+        })
+        .collect();
+    entries.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    Ok(entries)
 }
 
 /// Indexes of pending prompts not sent again since (no later prompt with the same text).
@@ -193,40 +94,6 @@ fn unanswered(records: &[Record]) -> std::collections::HashSet<usize> {
             _ => None,
         })
         .collect()
-}
-
-/// The row of a chat whose file cannot be read.
-fn damaged(id: &str, last_used: u64) -> Summary {
-    Summary {
-        id: id.to_owned(),
-        model: None,
-        turns: 0,
-        last_used,
-        title: format!("(damaged file: `ai chat show {id}` says where)"),
-        legacy: false,
-    }
-}
-
-/// (last complete turn, last model, first user message) of records in file order.
-fn scan<'a>(records: impl Iterator<Item = &'a Record>) -> (u64, Option<String>, Option<String>) {
-    let mut turns = 0;
-    let mut model = None;
-    let mut first = None;
-    for r in records {
-        match r {
-            Record::Message(m) => {
-                if m.role == Role::Assistant {
-                    turns = turns.max(m.turn.unwrap_or(turns + 1));
-                    model = m.origin.alias.clone().or_else(|| m.origin.model.clone());
-                } else if first.is_none() {
-                    first = Some(m.content.clone());
-                }
-            }
-            Record::Pending(p) => model = p.origin.alias.clone().or(model),
-            _ => {}
-        }
-    }
-    (turns, model, first)
 }
 
 fn one_line(text: &str, max: usize) -> String {
@@ -257,26 +124,27 @@ pub(crate) fn existing(ctx: &Ctx, id: &str) -> Result<String> {
     })
 }
 
-/// Read a whole chat (header and every record), checking every line.
+/// Read a whole chat for `chat export`: every record that can be read. Damaged lines are left
+/// out with a notice naming them, so a damaged chat can still be saved elsewhere (`chat show`
+/// refuses it and says where the damage is).
 pub(crate) fn read_all(ctx: &Ctx, id: &str) -> Result<(Header, Vec<Record>)> {
-    let jsonl = ctx.store.dir.join(format!("{id}.jsonl"));
-    match std::fs::read(&jsonl) {
-        Ok(bytes) => {
-            let parsed = store::parse(&bytes, None, &jsonl)?;
-            Ok((parsed.header, parsed.records))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let path = legacy::path(&ctx.store.dir, id);
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
-            legacy::parse(id, &text, &path)
-        }
-        Err(e) => Err(Error::io("read", &jsonl, e)),
+    let (header, records, left_out) = read::read_salvage(&ctx.store, id)?;
+    if !left_out.is_empty() {
+        let lines: Vec<String> = left_out.iter().map(ToString::to_string).collect();
+        ctx.ui.notice(&format!(
+            "ai: chat {id} is damaged: line{} {} could not be read and {} left out; the other {} records are exported",
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join(", "),
+            if lines.len() == 1 { "is" } else { "are" },
+            records.len()
+        ));
     }
+    Ok((header, records))
 }
 
 pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
     let id = existing(ctx, id)?;
-    let (header, records) = read_all(ctx, &id)?;
+    let (header, records) = read::read_all(&ctx.store, &id)?;
     if stats {
         return show_stats(&header, &records, json);
     }
@@ -559,8 +427,18 @@ pub(crate) fn gc(ctx: &Ctx, older_than: Duration, dry_run: bool) -> Result<()> {
         .checked_sub(older_than)
         .unwrap_or(SystemTime::UNIX_EPOCH);
     let mut removed = Vec::new();
-    for (id, path, _) in ctx.store.entries() {
-        let Ok(mtime) = path.metadata().and_then(|m| m.modified()) else {
+    for (id, path, _) in ctx.store.entries()? {
+        let Ok(meta) = path.symlink_metadata() else {
+            continue;
+        };
+        if !meta.file_type().is_file() {
+            ctx.ui.notice(&format!(
+                "ai: skipped {}: not a regular file",
+                path.display()
+            ));
+            continue;
+        }
+        let Ok(mtime) = meta.modified() else {
             continue;
         };
         if mtime >= cutoff {
@@ -577,6 +455,15 @@ pub(crate) fn gc(ctx: &Ctx, older_than: Duration, dry_run: bool) -> Result<()> {
         }
     }
     removed.sort();
+    if !dry_run {
+        let copies = ctx.store.remove_leftovers();
+        if copies > 0 {
+            ctx.ui.notice(&format!(
+                "ai: removed {copies} leftover cop{} of chats from interrupted rewrites",
+                if copies == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
     let verb = if dry_run { "would delete" } else { "deleted" };
     if !removed.is_empty() {
         output::print_stdout(&format!("{}\n", removed.join("\n")))?;
@@ -636,26 +523,12 @@ pub(crate) fn new(
 
 /// `ai __complete chats`: `ID<TAB>title` lines, most recent first.
 pub(crate) fn complete(ctx: &Ctx) -> Result<()> {
-    let mut entries: Vec<(SystemTime, String, std::path::PathBuf, bool)> = ctx
-        .store
-        .entries()
-        .into_iter()
-        .filter_map(|(id, path, legacy)| {
-            Some((
-                path.metadata().and_then(|m| m.modified()).ok()?,
-                id,
-                path,
-                legacy,
-            ))
-        })
-        .collect();
-    entries.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut entries = listed_entries(ctx).unwrap_or_default();
     entries.truncate(200);
     let mut out = String::new();
     for (mtime, id, path, legacy) in entries {
-        let title = summarize(&id, &path, legacy, mtime)
-            .map(|s| one_line(&s.title, 50))
-            .unwrap_or_default();
+        let row = read::row(&id, &path, legacy, mtime);
+        let title = one_line(&row.title, 50);
         out.push_str(&format!("{id}\t{}\n", title.replace('\t', " ")));
     }
     output::print_stdout(&out)

@@ -9,13 +9,15 @@ use crate::output::{self, Ui};
 
 pub(crate) fn run(alias_name: Option<&str>, clear: bool, ui: &Ui) -> Result<()> {
     let home = Home::locate()?;
-    let mut config = Config::load(&home)?;
     if clear {
-        config.set_key("default_alias", None);
-        config.save()?;
+        Config::update(&home, |config| {
+            config.set_key("default_alias", None);
+            Ok(())
+        })?;
         ui.notice("ai: default model cleared");
         return Ok(());
     }
+    let config = Config::load(&home)?;
     let Some(name) = alias_name else {
         return match &config.default_alias {
             Some(name) => output::print_stdout(&format!("{name}\n")),
@@ -25,11 +27,14 @@ pub(crate) fn run(alias_name: Option<&str>, clear: bool, ui: &Ui) -> Result<()> 
             }
         };
     };
-    let Some(route) = alias::resolve(name, &config)? else {
-        return Err(alias::unknown(name, &config));
-    };
-    config.set_key("default_alias", Some(Value::String(name.to_owned())));
-    config.save()?;
+    // Checked against the file as it is when it is changed (under the config lock).
+    let (_, route) = Config::update(&home, |config| {
+        let Some(route) = alias::resolve(name, config)? else {
+            return Err(alias::unknown(name, config));
+        };
+        config.set_key("default_alias", Some(Value::String(name.to_owned())));
+        Ok(route)
+    })?;
     ui.notice(&format!(
         "ai: default model is now {name} ({} {})",
         route.provider.name(),

@@ -15,7 +15,7 @@ use crate::output::{self, Sink};
 pub(crate) fn run() -> Result<()> {
     let home = Home::locate()?;
     home.ensure()?;
-    let mut config = Config::load(&home)?;
+    let config = Config::load(&home)?;
     let mut report = String::new();
 
     let installed: Vec<Cli> = Cli::ALL
@@ -88,14 +88,36 @@ pub(crate) fn run() -> Result<()> {
             "openrouter models: skipped (set OPENROUTER_API_KEY to add its free models)\n",
         ),
     }
-    config.set_key("installed_tools", Some(json!(names)));
-    if !aliases.is_empty() {
-        config.set_key("aliases", Some(Value::Object(aliases)));
-    }
-    if !found.is_empty() {
-        config.set_key("models", Some(Value::Object(found)));
-    }
-    config.save()?;
+    // The network calls above took a while: what they found is merged into the file as it is
+    // now, under the config lock, so a change made meanwhile (`ai default`) is kept.
+    let generated: Vec<(String, Value)> = aliases
+        .into_iter()
+        .filter(
+            |(k, _)| !matches!(config.key("aliases"), Some(Value::Object(m)) if m.contains_key(k)),
+        )
+        .collect();
+    let (config, ()) = Config::update(&home, |fresh| {
+        fresh.set_key("installed_tools", Some(json!(names)));
+        let mut aliases = match fresh.key("aliases") {
+            Some(Value::Object(map)) => map.clone(),
+            _ => Map::new(),
+        };
+        for (k, v) in generated {
+            aliases.entry(k).or_insert(v);
+        }
+        if !aliases.is_empty() {
+            fresh.set_key("aliases", Some(Value::Object(aliases)));
+        }
+        if !found.is_empty() {
+            let mut models = match fresh.key("models") {
+                Some(Value::Object(map)) => map.clone(),
+                _ => Map::new(),
+            };
+            models.extend(found);
+            fresh.set_key("models", Some(Value::Object(models)));
+        }
+        Ok(())
+    })?;
     report.push_str(&format!("wrote {}\n", config.path.display()));
     if config.default_alias.is_none()
         && let Some(first) = installed.first()

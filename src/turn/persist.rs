@@ -8,6 +8,7 @@ use super::prompt::Prepared;
 use super::send::Sent;
 use super::types::{Finished, Kind, Target};
 use crate::backend::End;
+use crate::chat::file::Unsaved;
 use crate::chat::record::{self, MessageRec, Record, Role};
 use crate::chat::store::Chat;
 use crate::chat::window;
@@ -123,7 +124,7 @@ pub(super) fn finish(
         drop(chat);
         let _ = sink.finish();
         return Finished {
-            result: Err(not_saved(ctx, &id, prompt, partial, e)),
+            result: Err(not_saved(ctx, prompt, partial, e)),
             chat: Some(id),
         };
     }
@@ -201,21 +202,23 @@ pub(super) fn finish(
     }
 }
 
-/// The turn could not be written (a full disk, a read-only folder): nothing partial stays in
-/// the file (the store cuts it back), and the user learns what was not saved, with the prompt
-/// when it is short enough to show.
-fn not_saved(ctx: &Ctx, id: &str, prompt: &str, replied: bool, e: Error) -> Error {
-    let what = if replied {
-        "this turn (the prompt and the reply above) was not saved"
-    } else {
-        "the prompt was not saved"
-    };
-    ctx.ui.warn(&format!("chat {id}: {what}: {e}"));
-    if prompt.chars().count() <= 4000 {
+/// The turn could not be written (a full disk, a read-only folder): the store cut the file
+/// back, so nothing partial stays; what exists nowhere else now is said, and the prompt shown
+/// when it is short enough to copy back.
+fn not_saved(ctx: &Ctx, prompt: &str, replied: bool, u: Unsaved) -> Error {
+    if replied {
         ctx.ui
-            .warn(&format!("your prompt was:\n{}", output::sanitize(prompt)));
+            .warn("the reply above is the only copy: it could not be saved");
     }
-    e
+    if prompt.chars().count() <= 4000 {
+        ctx.ui.warn(&format!("your prompt was:\n{prompt}"));
+    } else {
+        ctx.ui.warn(&format!(
+            "your prompt ({} characters) could not be saved either",
+            prompt.chars().count()
+        ));
+    }
+    u.into()
 }
 
 /// A turn saved nowhere: the reply, or what went wrong.

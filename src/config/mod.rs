@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,6 +12,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+
+mod atomic;
+mod check;
+pub(crate) use atomic::{create_temp, remove_stale_temps, write_atomic, write_atomic_unsynced};
 
 /// Default per-call timeout: 20 minutes, as the Python tool had.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
@@ -101,36 +104,91 @@ pub(crate) struct CustomBackend {
     pub(crate) install: Option<String>,
 }
 
-/// The typed view of the keys `ai` reads. Everything else stays in [`Config::doc`].
-#[derive(Debug, Default, Deserialize)]
+/// The typed view of the keys `ai` reads (see [`read_known`]). Everything else stays in
+/// [`Config::doc`].
 struct Known {
-    #[serde(default)]
     aliases: BTreeMap<String, AliasTarget>,
-    #[serde(default)]
     default_alias: Option<String>,
-    #[serde(default)]
     backends: BTreeMap<String, CustomBackend>,
-    /// Per-call timeout in seconds.
-    #[serde(default)]
-    timeout: Option<f64>,
-    #[serde(default)]
+    /// Per-call timeout in seconds (and the value as written, for messages).
+    timeout: Option<(f64, Value)>,
     chat: ChatSettings,
+    context_tokens: BTreeMap<String, u64>,
+}
+
+/// Read the keys `ai` knows, each checked on its own so an error names its key path. The
+/// `providers` entries are checked here too (types, unknown fields, timeouts, header values),
+/// so a bad one fails before anything is written, not when a turn first uses it.
+fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
+    use check::{key, map_of, object, typed, whole};
+    let chat = match object(doc.get("chat"), "chat")? {
+        None => ChatSettings::default(),
+        Some(c) => ChatSettings {
+            save: key(c, "save").map_err(|e| format!("chat.{e}"))?,
+            system: key(c, "system").map_err(|e| format!("chat.{e}"))?,
+            window_tokens: match c.get("window_tokens") {
+                None | Some(Value::Null) => None,
+                Some(v) => {
+                    Some(usize::try_from(whole(v, "chat.window_tokens", 0)?).unwrap_or(usize::MAX))
+                }
+            },
+            on_overflow: key(c, "on_overflow").map_err(|e| format!("chat.{e}"))?,
+        },
+    };
+    let timeout = match doc.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some((typed::<f64>(v, "timeout")?, v.clone())),
+    };
+    map_of(doc, "providers", check_provider)?;
+    Ok(Known {
+        aliases: map_of(doc, "aliases", typed)?,
+        default_alias: key(doc, "default_alias")?,
+        backends: map_of(doc, "backends", typed)?,
+        timeout,
+        chat,
+        context_tokens: map_of(doc, "context_tokens", |v, path| whole(v, path, 1))?,
+    })
+}
+
+/// One `providers` entry: what `backend::http::provider::resolve` will read, checked now.
+fn check_provider(v: &Value, path: &str) -> check::Checked<()> {
+    use crate::backend::http::provider::ProviderConfig;
+    if !v.is_object() {
+        return Err(format!(
+            "{path}: expected an object, found {}",
+            check::show(v)
+        ));
+    }
+    let p: ProviderConfig = check::typed(v, path)?;
+    if let Some(t) = p.timeout
+        && !(t > 0.0 && Duration::try_from_secs_f64(t).is_ok())
+    {
+        return Err(format!(
+            "{path}.timeout: expected a positive number of seconds, found {}",
+            check::show(&serde_json::json!(t))
+        ));
+    }
+    for (name, value) in &p.headers {
+        let bad = |s: &str| s.contains(['\r', '\n', '\0']);
+        if bad(name) || bad(value) || name.is_empty() {
+            return Err(format!(
+                "{path}.headers.{name}: a header name or value cannot be empty or hold a line break"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The `"chat"` object of config.json.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ChatSettings {
     /// Save plain prompts as new chats too (default true).
-    #[serde(default)]
     pub(crate) save: Option<bool>,
     /// Default system prompt of new chats.
-    #[serde(default)]
     pub(crate) system: Option<String>,
     /// Estimated-token budget of the history sent with each turn (default 8000).
-    #[serde(default)]
     pub(crate) window_tokens: Option<usize>,
     /// What a turn does when the history passes 85% of the model's context.
-    #[serde(default)]
     pub(crate) on_overflow: Option<Overflow>,
 }
 
@@ -164,16 +222,25 @@ pub(crate) struct Config {
     pub(crate) backends: BTreeMap<String, CustomBackend>,
     pub(crate) timeout: Duration,
     pub(crate) chat: ChatSettings,
+    /// Model context sizes by alias, `provider:model` or provider (see `context`).
+    pub(crate) context_tokens: BTreeMap<String, u64>,
 }
 
 impl Config {
     /// Load `config.json`; a missing file is an empty config.
     pub(crate) fn load(home: &Home) -> Result<Config> {
         let path = home.config_file();
-        let text = match fs::read_to_string(&path) {
+        let text = match read_regular(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::io("read config", &path, e)),
+            // Unreadable is a config problem (exit 3), as the README says, not a backend one.
+            Err(e) => {
+                return Err(
+                    Error::config(format!("cannot read config {}: {e}", path.display())).hint(
+                        "check that it is a readable file, or move it aside and run `ai init`",
+                    ),
+                );
+            }
         };
         Config::parse(path, &text)
     }
@@ -192,16 +259,16 @@ impl Config {
                 Err(e) => return Err(invalid(describe_json_error(&e))),
             }
         };
-        let known: Known = serde_json::from_value(Value::Object(doc.clone()))
-            .map_err(|e| invalid(strip_serde_position(&e.to_string())))?;
+        let known = read_known(&doc).map_err(invalid)?;
         let timeout = match known.timeout {
             None => DEFAULT_TIMEOUT,
-            Some(secs) if secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok() => {
+            Some((secs, _)) if secs > 0.0 && Duration::try_from_secs_f64(secs).is_ok() => {
                 Duration::from_secs_f64(secs)
             }
-            Some(secs) => {
+            Some((_, written)) => {
                 return Err(invalid(format!(
-                    "\"timeout\" must be a positive number of seconds, not {secs}"
+                    "timeout: expected a positive number of seconds, found {}",
+                    check::show(&written)
                 )));
             }
         };
@@ -213,7 +280,24 @@ impl Config {
             backends: known.backends,
             timeout,
             chat: known.chat,
+            context_tokens: known.context_tokens,
         })
+    }
+
+    /// Read-modify-write config.json under a lock (`<home>/.config.lock`), so two calls that
+    /// change it at once (`ai default` while `ai init` asks the network) never undo each other:
+    /// the file is read afresh under the lock, `change` applied to it, and saved. Returns the
+    /// saved config and what `change` returned.
+    pub(crate) fn update<T>(
+        home: &Home,
+        change: impl FnOnce(&mut Config) -> Result<T>,
+    ) -> Result<(Config, T)> {
+        home.ensure()?;
+        let _lock = lock_config(home)?;
+        let mut config = Config::load(home)?;
+        let out = change(&mut config)?;
+        config.save()?;
+        Ok((config, out))
     }
 
     /// Set (or, with `None`, remove) one top-level key in the document.
@@ -244,6 +328,58 @@ impl Config {
     }
 }
 
+/// Read a file that must be a regular one (links followed): a FIFO is refused at once rather
+/// than waited on (it is opened non-blocking, then its type is checked).
+fn read_regular(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// How long a config change waits for another one to finish (they take milliseconds).
+const CONFIG_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Take the config lock, waiting a bounded time. The lock file is never removed (removing it
+/// would let two writers lock two different files).
+fn lock_config(home: &Home) -> Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = home.dir.join(".config.lock");
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < CONFIG_LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::busy(format!(
+                    "{} is being changed by another ai call",
+                    home.config_file().display()
+                ))
+                .hint("try again in a moment; check for a hung `ai init` (ps)"));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+        }
+    }
+}
+
 /// serde_json's message already ends in "at line L column C"; say it our way.
 fn describe_json_error(e: &serde_json::Error) -> String {
     format!(
@@ -259,49 +395,6 @@ fn strip_serde_position(msg: &str) -> String {
         Some(i) => msg[..i].to_owned(),
         None => msg.to_owned(),
     }
-}
-
-/// Replace `path` with `bytes` so a reader sees the old file or the new one, never a mix, and
-/// the new one survives a power cut once this returns.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace_file(path, bytes, true)
-}
-
-/// Like [`write_atomic`] without the syncs: for small state a crash may lose (`last_chat`).
-pub(crate) fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace_file(path, bytes, false)
-}
-
-fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        if durable {
-            file.sync_all()?;
-        }
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        if durable && let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io("write", path, e)
-    })
 }
 
 #[cfg(test)]
