@@ -27,6 +27,8 @@ mod prompts;
 mod serve;
 #[path = "suite/several.rs"]
 mod several;
+#[path = "suite/words.rs"]
+mod words;
 
 /// Persistent chats (`tests/chat/`, with a harness of its own).
 mod chat;
