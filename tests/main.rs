@@ -23,6 +23,8 @@ mod modes;
 mod process;
 #[path = "suite/prompts.rs"]
 mod prompts;
+#[path = "suite/run_confirm.rs"]
+mod run_confirm;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/several.rs"]
