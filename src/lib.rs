@@ -20,6 +20,7 @@ mod input;
 mod modes;
 mod output;
 mod present;
+mod sanitize;
 mod serve;
 mod several;
 mod signal;

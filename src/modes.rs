@@ -98,6 +98,8 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
             Error::backend("the model answered with no command").hint("rephrase the request")
         );
     }
+    // What is shown (and confirmed) must be exactly what runs.
+    output::check_command(command)?;
     if !yes {
         let tty = std::fs::OpenOptions::new()
             .read(true)
@@ -110,10 +112,9 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
                 .hint("pass -y to run it without asking, or use `cmd` to only print it")
             })?;
         let mut out = &tty;
-        let shown = output::sanitize(command);
         write!(
             out,
-            "{shown}\nRun it? [Enter/y runs it, anything else cancels] "
+            "{command}\nRun it? [Enter/y runs it, anything else cancels] "
         )
         .and_then(|()| out.flush())
         .map_err(|e| Error::usage(format!("cannot ask on the terminal: {e}")))?;
@@ -128,7 +129,7 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
             return Ok(1);
         }
     } else {
-        ui.notice(&format!("ai: running: {}", output::sanitize(command)));
+        ui.notice(&format!("ai: running: {command}"));
     }
     let status = Command::new(shell())
         .arg("-c")

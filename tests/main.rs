@@ -29,6 +29,8 @@ mod run_confirm;
 mod serve;
 #[path = "suite/several.rs"]
 mod several;
+#[path = "suite/terminal.rs"]
+mod terminal;
 #[path = "suite/words.rs"]
 mod words;
 
