@@ -14,6 +14,7 @@ mod compact;
 mod config;
 mod context;
 mod error;
+mod fmt;
 #[doc(hidden)]
 pub mod fuzz;
 mod input;
