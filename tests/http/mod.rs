@@ -5,6 +5,7 @@
 mod config;
 mod faults;
 mod harness;
+mod hostile_term;
 mod init;
 mod ratelimit;
 mod requests;
