@@ -30,22 +30,24 @@ impl Ui {
         if self.tty { "\r\x1b[K" } else { "" }
     }
 
-    /// A notice (`ai: …`), silenced by `-q`.
+    /// A notice (`ai: …`), silenced by `-q`. Cleaned: notices quote file names, titles and
+    /// backends.
     pub(crate) fn notice(&self, msg: &str) {
         if !self.quiet {
             let _ = writeln!(
                 io::stderr().lock(),
                 "{}{}",
                 self.line_start(),
-                self.paint("2", msg)
+                self.paint("2", &sanitize(msg))
             );
         }
     }
 
-    /// A warning, silenced by `-q`.
+    /// A warning, silenced by `-q`; cleaned like a notice.
     pub(crate) fn warn(&self, msg: &str) {
         if !self.quiet {
             let label = self.paint("33", "warning:");
+            let msg = sanitize(msg);
             let _ = writeln!(io::stderr().lock(), "{}{label} {msg}", self.line_start());
         }
     }

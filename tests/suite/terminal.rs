@@ -204,3 +204,20 @@ fn bidi_and_invisible_characters_are_shown_visibly_in_show_list_and_errors() {
     assert!(!err.contains('\u{202e}'), "{err:?}");
     assert!(err.contains("\\u{202e}"), "{err:?}");
 }
+
+#[test]
+fn notices_quoting_file_names_are_cleaned() {
+    let env = Env::new();
+    env.project_file("docs/.\x1b]0;PWNED\x07\u{202e}txt", "hidden");
+    env.project_file("docs/a.txt", "text");
+    let out = env
+        .ai()
+        .args(["echo", "-F", "docs", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("hidden file"), "{err:?}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("\\u{202e}"), "{err:?}");
+}
