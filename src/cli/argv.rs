@@ -4,9 +4,6 @@
 
 use std::ffi::OsString;
 
-use clap::CommandFactory;
-
-use super::args::Cli;
 use super::tables::option_span;
 
 /// Marks a hidden prompt argument (see [`protect_prompts`]).
@@ -76,7 +73,7 @@ pub(crate) fn hoist_options(args: Vec<OsString>) -> Vec<OsString> {
         return args;
     };
     let mut out = vec![program.clone()];
-    out.extend(hoist(&Cli::command(), Vec::new(), rest));
+    out.extend(hoist(super::tables::command(), Vec::new(), rest));
     out
 }
 
@@ -111,6 +108,7 @@ fn hoist(cmd: &clap::Command, mut before: Vec<OsString>, args: &[OsString]) -> V
 
 #[cfg(test)]
 mod tests {
+    use super::super::Cli;
     use super::*;
     use clap::Parser;
 

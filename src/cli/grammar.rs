@@ -85,8 +85,8 @@ pub(crate) fn resolve_words(
         && words[0] != "chat"
         && words[0] != "reply"
     {
-        // Only reachable when the command word came after something clap took for a prompt
-        // word; never send it as a prompt.
+        // The argv pre-pass (`hoist_options`) lets clap see every command word, so this is a
+        // guard for callers that skip it (the fuzz targets): a command word is never a prompt.
         return Err(command_word_error(&words[0], None));
     }
     if entry == Entry::Chat

@@ -15,6 +15,8 @@ pub(crate) const MODE_WORDS: [&str; 4] = ["json", "cmd", "run", "yolo"];
 /// Tables built once per process from [`Cli::command`]. (Read-only after the first use; building
 /// the clap command costs more than a lookup, and the grammar asks for every word.)
 struct Tables {
+    /// The clap command itself, for the argv pre-pass.
+    command: clap::Command,
     /// Every subcommand name at any depth, `help`, and the mode words; sorted.
     reserved: Vec<String>,
     /// Names of the top-level commands (`chat`, `list`, …).
@@ -45,9 +47,11 @@ fn tables() -> &'static Tables {
                 .collect::<Vec<_>>()
         };
         let chat = cmd.find_subcommand("chat").map(names).unwrap_or_default();
+        let top = names(&cmd);
         Tables {
+            command: cmd,
             reserved,
-            top: names(&cmd),
+            top,
             chat,
             valued,
         }
@@ -66,6 +70,11 @@ fn walk(cmd: &clap::Command, reserved: &mut Vec<String>, valued: &mut Vec<String
         reserved.push(sub.get_name().to_owned());
         walk(sub, reserved, valued);
     }
+}
+
+/// The clap command tree (not built: no `help` commands, no `--help` flags).
+pub(crate) fn command() -> &'static clap::Command {
+    &tables().command
 }
 
 /// Every word that is never an alias nor a chat name: the command words at any depth (`chat`,
