@@ -61,6 +61,7 @@ pub(crate) fn words_after_dashdash(args: &[OsString]) -> usize {
         None => 0,
     }
 }
+
 /// Options written before a command word apply to that command: `ai -q chat list` is
 /// `ai chat list -q`, and `ai --json list` is `ai list --json`. Without this, clap (which stops
 /// matching command words once it has seen an option at the top level, so that
