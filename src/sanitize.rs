@@ -8,17 +8,17 @@
 //! - Other control characters (C0 but newline and tab, DEL, C1 such as U+009B) are dropped; so a
 //!   carriage return cannot overwrite a line that was shown.
 //! - Invisible format characters — bidi controls (U+202A–U+202E, U+2066–U+2069, U+200E/F,
-//!   U+061C), zero-width characters, tags (U+E0000 block), all of Unicode's Cf category, and the
-//!   line and paragraph separators — are *shown*, as `\u{202e}`: dropping them would hide that
-//!   the text held them, and keeping them lets text read differently from what it is. The one
-//!   exception is a zero-width joiner right after a non-ASCII character, which joins emoji
-//!   (👩‍💻) and cannot disguise ASCII text.
+//!   U+061C), zero-width characters, tags (U+E0000 block), all of Unicode's Cf category, the
+//!   line and paragraph separators and the Hangul fillers — are *shown*, as `\u{202e}`:
+//!   dropping them would hide that the text held them, and keeping them lets text read
+//!   differently from what it is. The one exception is a zero-width joiner right after a
+//!   non-ASCII character, which joins emoji (👩‍💻) and cannot disguise ASCII text.
 //!
 //! [`Cleaner`] keeps its state between pieces, so a stream can be cleaned chunk by chunk even when
 //! an escape sequence or a UTF-8 character is split across chunks.
 
-/// Is `c` an invisible format character (Unicode category Cf, as of Unicode 16), or a line or
-/// paragraph separator?
+/// Is `c` an invisible format character (Unicode category Cf, as of Unicode 16), a line or
+/// paragraph separator, or a Hangul filler (letters that render as nothing)?
 pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{ad}'
@@ -41,7 +41,10 @@ pub(crate) fn is_invisible(c: char) -> bool {
         | '\u{1bca0}'..='\u{1bca3}'
         | '\u{1d173}'..='\u{1d17a}'
         | '\u{e0001}'
-        | '\u{e0020}'..='\u{e007f}')
+        | '\u{e0020}'..='\u{e007f}'
+        | '\u{115f}'..='\u{1160}'
+        | '\u{3164}'
+        | '\u{ffa0}')
 }
 
 /// `\u{202e}`: how an invisible character is shown.
@@ -254,6 +257,7 @@ mod tests {
         ("tag\u{e0041}\u{e007f}", "tag\\u{e0041}\\u{e007f}"),
         ("line\u{2028}sep", "line\\u{2028}sep"),
         ("bom\u{feff}", "bom\\u{feff}"),
+        ("filler\u{3164}", "filler\\u{3164}"),
         ("a\u{200d}b", "a\\u{200d}b"),
         ("👩\u{200d}💻 é", "👩\u{200d}💻 é"),
         ("unfinished \x1b]0;never ends", "unfinished "),
