@@ -235,7 +235,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__compact)
-            opts="-h --keep --timeout --no-wait --help"
+            opts="-q -h --keep --timeout --no-wait --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -257,7 +257,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__delete)
-            opts="-h --no-wait --help"
+            opts="-q -h --no-wait --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -271,7 +271,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__export)
-            opts="-h --format --help"
+            opts="-q -h --format --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -289,7 +289,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__gc)
-            opts="-h --older-than --dry-run --help"
+            opts="-q -h --older-than --dry-run --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -475,7 +475,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__import)
-            opts="-h --help"
+            opts="-q -h --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -489,7 +489,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__list)
-            opts="-h --json --limit --help"
+            opts="-q -h --json --limit --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -507,7 +507,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__new)
-            opts="-h --system --name --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-q -h --system --name --quiet --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -529,7 +529,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__rename)
-            opts="-h --help"
+            opts="-q -h --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -577,7 +577,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__show)
-            opts="-h --json --stats --help"
+            opts="-q -h --json --stats --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -591,7 +591,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__completions)
-            opts="-h --help bash zsh fish powershell elvish"
+            opts="-q -h --quiet --help bash zsh fish powershell elvish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -605,7 +605,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__default)
-            opts="-h --clear --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-q -h --clear --quiet --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,7 +885,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__init)
-            opts="-h --help"
+            opts="-q -h --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -899,7 +899,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__list)
-            opts="-h --json --providers --help"
+            opts="-q -h --json --providers --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -947,7 +947,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__serve)
-            opts="-h --host --token --no-auth --help"
+            opts="-q -h --host --token --no-auth --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -82,21 +82,29 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;init'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;list'= {
             cand --json 'Print JSON instead of a table'
             cand --providers 'Only the providers (every CLI and HTTP API, with or without an alias)'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;default'= {
             cand --clear 'Remove the default'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;completions'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -135,30 +143,42 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;chat;list'= {
             cand --limit 'Show at most N chats (0: all)'
             cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;show'= {
             cand --json 'Print JSON instead of text'
             cand --stats 'Counts instead of messages: messages, estimated tokens, reported usage, models'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;export'= {
             cand --format 'format'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;import'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;delete'= {
             cand --no-wait 'Fail at once when a chat is in use'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;rename'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -187,18 +207,24 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --keep 'Exchanges to keep as they are'
             cand --timeout 'Stop the backend after this many seconds'
             cand --no-wait 'Fail at once when the chat is in use'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;gc'= {
             cand --older-than 'Age: a number and s, m, h, d or w (e.g. 30d)'
             cand --dry-run 'Only print what would be deleted'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'ai;chat;new'= {
             cand --system 'The chat''s system prompt'
             cand --name 'A name instead of a generated ID'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -262,6 +288,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --host 'Address to listen on'
             cand --token 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)'
             cand --no-auth 'Require no token (loopback only)'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
             cand --help 'Print help'
         }

@@ -48,12 +48,16 @@ complete -c ai -n "__fish_ai_needs_command" -a "chat" -d 'Continue a chat (`ai c
 complete -c ai -n "__fish_ai_needs_command" -a "reply" -d 'Continue the most recently used chat'
 complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
 complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand init" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand list" -l json -d 'Print JSON instead of a table'
 complete -c ai -n "__fish_ai_using_subcommand list" -l providers -d 'Only the providers (every CLI and HTTP API, with or without an alias)'
+complete -c ai -n "__fish_ai_using_subcommand list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand list" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand default" -l clear -d 'Remove the default'
+complete -c ai -n "__fish_ai_using_subcommand default" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand default" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand completions" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
@@ -83,16 +87,22 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -l limit -d 'Show at most N chats (0: all)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -l json -d 'Print JSON instead of text'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -l stats -d 'Counts instead of messages: messages, estimated tokens, reported usage, models'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from export" -l format -r -f -a "md\t''
 json\t''"
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -l no-wait -d 'Fail at once when a chat is in use'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
@@ -112,12 +122,15 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l keep -d 'Exchanges to keep as they are' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l timeout -d 'Stop the backend after this many seconds' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l no-wait -d 'Fail at once when the chat is in use'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -l older-than -d 'Age: a number and s, m, h, d or w (e.g. 30d)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -l dry-run -d 'Only print what would be deleted'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -l system -d 'The chat\'s system prompt' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -l name -d 'A name instead of a generated ID' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "list" -d 'List chats, most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show a chat\'s messages'
@@ -148,6 +161,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -s h -l help -d 'Print help
 complete -c ai -n "__fish_ai_using_subcommand serve" -l host -d 'Address to listen on' -r
 complete -c ai -n "__fish_ai_using_subcommand serve" -l token -d 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)' -r
 complete -c ai -n "__fish_ai_using_subcommand serve" -l no-auth -d 'Require no token (loopback only)'
+complete -c ai -n "__fish_ai_using_subcommand serve" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'

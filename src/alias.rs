@@ -5,21 +5,19 @@ use std::collections::BTreeMap;
 use crate::config::{AliasTarget, Config};
 use crate::error::{Error, Result};
 
-/// Words that are never aliases.
-pub(crate) const RESERVED: &[&str] = &[
-    "init",
-    "list",
-    "default",
-    "completions",
-    "serve",
-    "chat",
-    "reply",
-    "json",
-    "cmd",
-    "run",
-    "yolo",
-    "help",
-];
+/// Words that are never aliases: the reserved words of [`crate::cli::is_reserved`], read from
+/// the clap definitions. A value with `contains`, so callers written for the old hand-made list
+/// keep working; new code calls `cli::is_reserved`.
+pub(crate) const RESERVED: Reserved = Reserved;
+
+/// See [`RESERVED`].
+pub(crate) struct Reserved;
+
+impl Reserved {
+    pub(crate) fn contains(&self, word: &&str) -> bool {
+        crate::cli::is_reserved(word)
+    }
+}
 
 /// The Python tool's default aliases (alias, provider, model), plus `echo`.
 pub(crate) const BUILTIN: &[(&str, &str, &str)] = &[
@@ -192,7 +190,7 @@ fn split_effort(model: &str) -> (String, Option<String>) {
 ///
 /// Accepted: an alias, `alias@effort`, `provider:model`, `provider:model@effort`.
 pub(crate) fn resolve(word: &str, config: &Config) -> Result<Option<Route>> {
-    if word.is_empty() || word.chars().any(char::is_whitespace) || RESERVED.contains(&word) {
+    if word.is_empty() || word.chars().any(char::is_whitespace) || crate::cli::is_reserved(word) {
         return Ok(None);
     }
     let (base, effort_suffix) = split_effort(word);

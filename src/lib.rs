@@ -16,6 +16,7 @@ mod context;
 mod conversation;
 mod ctx;
 mod error;
+mod fmt;
 #[doc(hidden)]
 pub mod fuzz;
 mod input;
@@ -23,6 +24,7 @@ mod modes;
 mod output;
 mod present;
 mod route;
+mod sanitize;
 mod serve;
 mod several;
 mod signal;
@@ -58,6 +60,7 @@ pub fn main() -> i32 {
     }
     let literal = cli::words_after_dashdash(&args);
     let (args, hidden) = cli::protect_prompts(args);
+    let args = cli::hoist_options(args);
     let mut cli = Cli::parse_from(&args);
     if !hidden.is_empty() {
         restore_words(&mut cli, &hidden);
@@ -82,20 +85,18 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     let ui = Ui::new(cli.call.quiet);
     match cli.command {
         None => call::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words)),
+        // Options written before a command word were moved after it (`cli::hoist_options`), so
+        // a command's options are its own; only the global `-q` is also seen at the top.
         Some(Command::Chat {
             action: None,
             call,
             words,
-        }) => {
-            let call = cli.call.merge(call);
-            call::run(Entry::Chat, &call, &words, literal_from(&words))
-        }
+        }) => call::run(Entry::Chat, &call, &words, literal_from(&words)),
         Some(Command::Chat {
             action: Some(action),
             ..
-        }) => chat_command(action, cli.call),
+        }) => chat_command(action, cli.call.quiet),
         Some(Command::Reply { call, words }) => {
-            let call = cli.call.merge(call);
             call::run(Entry::Reply, &call, &words, literal_from(&words))
         }
         Some(Command::Init) => commands::init::run(),
@@ -136,18 +137,18 @@ fn restore_words(cli: &mut Cli, hidden: &[String]) {
     }
 }
 
-fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
+fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
     use commands::chat;
     if let ChatAction::Retry { id, model, call } = action {
-        return commands::retry::run(&top.merge(call), &id, model.as_deref());
+        return commands::retry::run(&call, &id, model.as_deref());
     }
-    let ctx = ctx::Ctx::load(top.quiet)?;
+    let ctx = ctx::Ctx::load(quiet)?;
     match action {
         ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
         ChatAction::Show { id, json, stats } => chat::show(&ctx, &id, json, stats),
         ChatAction::Export { id, format } => commands::export::export(&ctx, &id, format),
         ChatAction::Import { file } => commands::export::import(&ctx, &file),
-        ChatAction::Delete { ids, no_wait } => chat::delete(&ctx, &ids, no_wait || top.no_wait),
+        ChatAction::Delete { ids, no_wait } => chat::delete(&ctx, &ids, no_wait),
         ChatAction::Rename { id, title } => chat::rename(&ctx, &id, &title.join(" ")),
         ChatAction::Gc {
             older_than,
@@ -163,13 +164,7 @@ fn chat_command(action: ChatAction, top: cli::CallArgs) -> Result<()> {
             keep,
             timeout,
             no_wait,
-        } => commands::compact::run(
-            &ctx,
-            &id,
-            keep,
-            timeout.or(top.timeout),
-            no_wait || top.no_wait,
-        ),
+        } => commands::compact::run(&ctx, &id, keep, timeout, no_wait),
         ChatAction::Retry { .. } => Ok(()),
     }
 }

@@ -98,6 +98,8 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
             Error::backend("the model answered with no command").hint("rephrase the request")
         );
     }
+    // What is shown (and confirmed) must be exactly what runs.
+    output::check_command(command)?;
     if !yes {
         let tty = std::fs::OpenOptions::new()
             .read(true)
@@ -110,24 +112,24 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
                 .hint("pass -y to run it without asking, or use `cmd` to only print it")
             })?;
         let mut out = &tty;
-        let shown = output::sanitize(command);
         write!(
             out,
-            "{shown}\nRun it? [Enter/y runs it, anything else cancels] "
+            "{command}\nRun it? [Enter/y runs it, anything else cancels] "
         )
         .and_then(|()| out.flush())
         .map_err(|e| Error::usage(format!("cannot ask on the terminal: {e}")))?;
         let mut answer = String::new();
-        BufReader::new(&tty)
-            .read_line(&mut answer)
-            .map_err(|e| Error::usage(format!("cannot read the answer: {e}")))?;
-        let answer = answer.trim().to_ascii_lowercase();
-        if !(answer.is_empty() || answer == "y" || answer == "yes") {
+        let read = BufReader::new(&tty).read_line(&mut answer);
+        if !is_yes(read.as_ref().ok().copied(), &answer) {
+            // Surface a read error, but even then nothing runs.
+            if let Err(e) = read {
+                ui.warn(&format!("cannot read the answer: {e}"));
+            }
             ui.notice("ai: cancelled; nothing was run");
             return Ok(1);
         }
     } else {
-        ui.notice(&format!("ai: running: {}", output::sanitize(command)));
+        ui.notice(&format!("ai: running: {command}"));
     }
     let status = Command::new(shell())
         .arg("-c")
@@ -140,9 +142,35 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
+/// Is the answer to "Run it?" an explicit yes: a whole line (ended by Enter) that is empty, `y`
+/// or `yes`? End of input (Ctrl+D, a closed terminal: `read` is `Some(0)`), a line cut short by
+/// end of input, and a read error (`None`) are not.
+fn is_yes(read: Option<usize>, answer: &str) -> bool {
+    let Some(n) = read else {
+        return false;
+    };
+    if n == 0 || !answer.ends_with('\n') {
+        return false;
+    }
+    let answer = answer.trim().to_ascii_lowercase();
+    answer.is_empty() || answer == "y" || answer == "yes"
+}
+
 #[cfg(test)]
 mod tests {
-    use super::clean;
+    use super::{clean, is_yes};
+
+    #[test]
+    fn only_an_explicit_yes_runs() {
+        for yes in ["\n", "y\n", "Y\n", "yes\n", " yes \r\n"] {
+            assert!(is_yes(Some(yes.len()), yes), "{yes:?}");
+        }
+        for no in ["", "y", "yes", "n\n", "no\n", "\u{4}\n", "yy\n"] {
+            assert!(!is_yes(Some(no.len()), no), "{no:?}");
+        }
+        assert!(!is_yes(None, ""));
+        assert!(!is_yes(None, "y\n"));
+    }
 
     #[test]
     fn cleans_replies() {

@@ -4,6 +4,8 @@
 use std::io::{self, IsTerminal, Write};
 
 use crate::error::Error;
+pub(crate) use crate::sanitize::sanitize;
+use crate::sanitize::{self as clean, Cleaner};
 
 /// How to talk on stderr, settled once per call.
 #[derive(Debug, Clone, Copy)]
@@ -28,22 +30,24 @@ impl Ui {
         if self.tty { "\r\x1b[K" } else { "" }
     }
 
-    /// A notice (`ai: …`), silenced by `-q`.
+    /// A notice (`ai: …`), silenced by `-q`. Cleaned: notices quote file names, titles and
+    /// backends.
     pub(crate) fn notice(&self, msg: &str) {
         if !self.quiet {
             let _ = writeln!(
                 io::stderr().lock(),
                 "{}{}",
                 self.line_start(),
-                self.paint("2", msg)
+                self.paint("2", &sanitize(msg))
             );
         }
     }
 
-    /// A warning, silenced by `-q`.
+    /// A warning, silenced by `-q`; cleaned like a notice.
     pub(crate) fn warn(&self, msg: &str) {
         if !self.quiet {
             let label = self.paint("33", "warning:");
+            let msg = sanitize(msg);
             let _ = writeln!(io::stderr().lock(), "{}{label} {msg}", self.line_start());
         }
     }
@@ -73,10 +77,16 @@ pub(crate) fn print_error(err: &Error) {
             t.to_owned()
         }
     };
+    // Errors quote backends, servers and files: never let them drive the terminal.
     let mut e = io::stderr().lock();
-    let _ = writeln!(e, "{} {err}", paint("1;31", "error:"));
+    let _ = writeln!(
+        e,
+        "{} {}",
+        paint("1;31", "error:"),
+        sanitize(&err.to_string())
+    );
     if let Some(hint) = err.hint_text() {
-        let _ = writeln!(e, "{} {hint}", paint("1;36", "hint:"));
+        let _ = writeln!(e, "{} {}", paint("1;36", "hint:"), sanitize(hint));
     }
 }
 
@@ -86,6 +96,30 @@ pub(crate) fn print_stdout(text: &str) -> Result<(), Error> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(stdout_error)
+}
+
+/// Write model or file text (an export, a reply shown whole) to stdout: made safe on a terminal
+/// ([`sanitize`]), byte-exact into a pipe or a file.
+pub(crate) fn print_foreign(text: &str) -> Result<(), Error> {
+    if io::stdout().is_terminal() {
+        print_stdout(&sanitize(text))
+    } else {
+        print_stdout(text)
+    }
+}
+
+/// A shell command from a model, before it is printed (`cmd`) or shown and run (`run`): refused
+/// when it holds a control or invisible character, since what is pasted or run would then differ
+/// from what the terminal shows. Pipes too: `cmd` output is meant to be run.
+pub(crate) fn check_command(command: &str) -> Result<(), Error> {
+    if !clean::has_hidden(command) {
+        return Ok(());
+    }
+    Err(Error::backend(format!(
+        "the model's command holds control or invisible characters, so it is not used: {}",
+        clean::spell_out(command)
+    ))
+    .hint("nothing was printed or run; ask again, or read the whole reply with `ai chat show`"))
 }
 
 fn stdout_error(e: io::Error) -> Error {
@@ -109,6 +143,8 @@ pub(crate) struct ReplySink {
     captured: Vec<u8>,
     to_stdout: bool,
     spinner: Option<Spinner>,
+    /// Cleans the stream when stdout is a terminal (a pipe gets the bytes exactly).
+    terminal: Option<Cleaner>,
 }
 
 impl ReplySink {
@@ -117,6 +153,7 @@ impl ReplySink {
             captured: Vec::new(),
             to_stdout,
             spinner: None,
+            terminal: (to_stdout && io::stdout().is_terminal()).then(Cleaner::new),
         }
     }
 
@@ -134,6 +171,11 @@ impl ReplySink {
     /// End the streamed reply with a newline if it lacks one; return the text.
     pub(crate) fn finish(mut self) -> Result<String, Error> {
         self.spinner.take();
+        if let Some(cleaner) = &mut self.terminal {
+            let mut tail = String::new();
+            cleaner.finish(&mut tail);
+            write_stdout(tail.as_bytes())?;
+        }
         if self.to_stdout && !self.captured.is_empty() && !self.captured.ends_with(b"\n") {
             let mut out = io::stdout().lock();
             out.write_all(b"\n")
@@ -155,14 +197,23 @@ impl Sink for ReplySink {
             self.spinner.take();
         }
         self.captured.extend_from_slice(bytes);
-        if self.to_stdout {
-            let mut out = io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|()| out.flush())
-                .map_err(stdout_error)?;
+        if let Some(cleaner) = &mut self.terminal {
+            let mut shown = String::with_capacity(bytes.len());
+            cleaner.push_bytes(bytes, &mut shown);
+            write_stdout(shown.as_bytes())?;
+        } else if self.to_stdout {
+            write_stdout(bytes)?;
         }
         Ok(())
     }
+}
+
+/// Write and flush a piece of the streamed reply.
+fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
 }
 
 /// A spinner on stderr while a backend thinks: only on a terminal, never with `-q`; it appears
@@ -217,51 +268,6 @@ impl Drop for Spinner {
             let _ = t.join();
         }
     }
-}
-
-/// Remove terminal control sequences and control characters (keeping newlines and tabs),
-/// so stored or foreign text cannot move the cursor, retitle the terminal, or fake output.
-pub(crate) fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\x1b' => match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    // CSI: parameters and intermediates, then one final byte in @..~
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') | Some('P') | Some('_') | Some('^') => {
-                    chars.next();
-                    // OSC/DCS/APC/PM: up to BEL or ESC \
-                    while let Some(c) = chars.next() {
-                        if c == '\x07' {
-                            break;
-                        }
-                        if c == '\x1b' {
-                            if chars.peek() == Some(&'\\') {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            },
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Trim the padding comfy-table leaves at line ends (and the one-space left margin).

@@ -56,7 +56,9 @@ impl Present {
             Present::Stream | Present::Collect => Ok(()),
             Present::Json => print_json(&[JsonReply::of(done)], false),
             Present::Command => {
-                output::print_stdout(&format!("{}\n", crate::modes::clean(&done.reply)))
+                let command = crate::modes::clean(&done.reply);
+                output::check_command(&command)?;
+                output::print_stdout(&format!("{command}\n"))
             }
             Present::Run { yes } => {
                 match crate::modes::confirm_and_run(&crate::modes::clean(&done.reply), yes, ui)? {

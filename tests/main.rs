@@ -27,10 +27,16 @@ mod modes;
 mod process;
 #[path = "suite/prompts.rs"]
 mod prompts;
+#[path = "suite/run_confirm.rs"]
+mod run_confirm;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/several.rs"]
 mod several;
+#[path = "suite/terminal.rs"]
+mod terminal;
+#[path = "suite/words.rs"]
+mod words;
 
 /// Persistent chats (`tests/chat/`, with a harness of its own).
 mod chat;

@@ -35,7 +35,8 @@ pub(crate) fn export(ctx: &Ctx, id: &str, format: ExportFormat) -> Result<()> {
         }
         ExportFormat::Md => markdown(&doc),
     };
-    output::print_stdout(&text)
+    // Made safe on a terminal; exact (and so importable) into a file or a pipe.
+    output::print_foreign(&text)
 }
 
 /// Markdown: a heading per message; `<!-- ai-TAG {fields} -->` before each carries the rest.

@@ -6,6 +6,7 @@ mod config;
 mod engine;
 mod faults;
 mod harness;
+mod hostile_term;
 mod init;
 mod ratelimit;
 mod requests;

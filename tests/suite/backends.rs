@@ -228,7 +228,7 @@ fn yolo_word_and_flag() {
     ];
     for (alias, program, expected) in cases {
         check(&env, &["yolo", alias], program, expected);
-        check(&env, &[alias, "yolo"], program, expected);
+        check(&env, &["yolo", alias, "--yolo"], program, expected);
         check(&env, &["--yolo", alias], program, expected);
         check(&env, &[alias, "--yolo"], program, expected);
     }

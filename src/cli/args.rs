@@ -1,0 +1,333 @@
+//! The clap definitions: every command, option and positional. Doc comments are the help text.
+//! The rest of `cli` reads its tables (command words, options that take a value) from here.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::alias;
+
+/// One short command for every AI model.
+///
+/// `ai MODEL "prompt"` sends a prompt to a model by its short alias and prints the reply.
+/// Standard input and -F files are sent along with the prompt.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ai",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  ai echo \"hello\"                 try it with no AI installed\n  ai sonnet \"explain recursion\"\n  ai claude:opus@high \"review this\" -F src/\n  cat main.rs | ai gpt \"what does this do?\"\n  ai sonnet -- \"-v means verbose?\"     prompt words after -- are never options\n\nRun `ai list` for every alias."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+
+    #[command(flatten)]
+    pub(crate) call: CallArgs,
+
+    /// Model aliases (`sonnet`, `provider:model`, `opus@high`; `ai list` shows them all), mode
+    /// words (`json`, `cmd`, `run`, `yolo`, `chat`, `reply`), then the prompt.
+    #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
+    pub(crate) words: Vec<String>,
+}
+
+/// Options of a prompt call.
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct CallArgs {
+    /// Send files as context: a file, or a folder's top-level files (repeat, or join with commas).
+    #[arg(
+        short = 'F',
+        long = "file",
+        value_name = "PATH[,PATH]",
+        value_delimiter = ','
+    )]
+    pub(crate) files: Vec<PathBuf>,
+
+    /// Print the exact program, arguments and prompt that would run; run nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Print only the reply and errors (no notices).
+    // Global: `-q` works with every command, before or after its word.
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+
+    /// Print one JSON object (reply, model, provider, timing) instead of the raw reply.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Let the backend act without asking (each CLI's auto-approve flag).
+    #[arg(long)]
+    pub(crate) yolo: bool,
+
+    /// The reply is one shell command for this system, printed bare.
+    #[arg(long)]
+    pub(crate) cmd: bool,
+
+    /// Like --cmd, then show it, ask, and run it with your shell (exit with its code).
+    #[arg(long)]
+    pub(crate) run: bool,
+
+    /// With run: do not ask before running the command.
+    #[arg(short = 'y', long)]
+    pub(crate) yes: bool,
+
+    /// Stop the backend after this many seconds (default: config "timeout", else 1200).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub(crate) timeout: Option<Duration>,
+
+    /// Do not read standard input, even when it is not a terminal.
+    #[arg(long)]
+    pub(crate) no_stdin: bool,
+
+    /// Continue chat ID (or start a chat with this name: letters, digits, - and _).
+    #[arg(long, value_name = "ID")]
+    pub(crate) chat: Option<String>,
+
+    /// Do not save this prompt as a chat.
+    #[arg(long, conflicts_with = "chat")]
+    pub(crate) no_chat: bool,
+
+    /// Fail at once (exit 75) when the chat is in use by another call, instead of waiting.
+    #[arg(long)]
+    pub(crate) no_wait: bool,
+
+    /// System prompt of a new chat (default: config "chat.system").
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub(crate) system: Option<String>,
+}
+
+fn parse_secs(s: &str) -> std::result::Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && Duration::try_from_secs_f64(v).is_ok() => {
+            Ok(Duration::from_secs_f64(v))
+        }
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Detect installed backend CLIs and local Ollama models; write the config.
+    Init,
+    /// Show every alias by provider, and whether it can be used now.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Only the providers (every CLI and HTTP API, with or without an alias).
+        #[arg(long)]
+        providers: bool,
+    },
+    /// Show, set or clear the model used when a call names none.
+    Default {
+        /// Alias to make the default.
+        #[arg(value_parser = WordParser, hide_possible_values = true)]
+        alias: Option<String>,
+        /// Remove the default.
+        #[arg(long, conflicts_with = "alias")]
+        clear: bool,
+    },
+    /// Print a shell completion script (completes aliases too).
+    Completions {
+        /// The shell to complete for.
+        shell: Shell,
+    },
+    /// Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them.
+    #[command(args_conflicts_with_subcommands = true)]
+    Chat {
+        #[command(subcommand)]
+        action: Option<ChatAction>,
+        #[command(flatten)]
+        call: CallArgs,
+        /// Chat ID (none starts a new chat), then optionally a model, then the prompt.
+        #[arg(value_name = "ID|MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
+        words: Vec<String>,
+    },
+    /// Continue the most recently used chat.
+    Reply {
+        #[command(flatten)]
+        call: CallArgs,
+        /// Optionally a model, then the prompt.
+        #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
+        words: Vec<String>,
+    },
+    /// Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1.
+    Serve {
+        /// Port to listen on (0: any free port; the address is printed).
+        #[arg(default_value_t = 8765)]
+        port: u16,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one,
+        /// printed at start).
+        #[arg(long, value_name = "TOKEN", conflicts_with = "no_auth")]
+        token: Option<String>,
+        /// Require no token (loopback only).
+        #[arg(long)]
+        no_auth: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ChatAction {
+    /// List chats, most recently used first.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N chats (0: all).
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show a chat's messages.
+    Show {
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Counts instead of messages: messages, estimated tokens, reported usage, models.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Print a chat as Markdown or JSON (both import back unchanged).
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
+        format: ExportFormat,
+    },
+    /// Create a chat from an export (FILE, or - for standard input); prints its ID.
+    Import { file: String },
+    /// Delete chats (waits for a turn in progress on them).
+    Delete {
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Fail at once when a chat is in use.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Give a chat a title.
+    Rename {
+        id: String,
+        /// The new title.
+        #[arg(required = true, num_args = 1.., value_name = "TITLE")]
+        title: Vec<String>,
+    },
+    /// Resend the prompt of a turn that failed.
+    Retry {
+        id: String,
+        /// Send it to this model instead of the one it was meant for.
+        #[arg(value_parser = WordParser, hide_possible_values = true)]
+        model: Option<String>,
+        #[command(flatten)]
+        call: CallArgs,
+    },
+    /// Summarize all but the newest exchanges with the chat's own model; the summary is sent in
+    /// their place from then on (the messages stay on disk).
+    Compact {
+        id: String,
+        /// Exchanges to keep as they are.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        keep: u64,
+        /// Stop the backend after this many seconds.
+        #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+        timeout: Option<Duration>,
+        /// Fail at once when the chat is in use.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Delete chats not used for a while.
+    Gc {
+        /// Age: a number and s, m, h, d or w (e.g. 30d).
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: Duration,
+        /// Only print what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Create an empty chat and print its ID (for scripts).
+    New {
+        /// The chat's model.
+        #[arg(value_parser = WordParser, hide_possible_values = true)]
+        model: Option<String>,
+        /// The chat's system prompt.
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        system: Option<String>,
+        /// A name instead of a generated ID.
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+pub(crate) fn parse_age(s: &str) -> std::result::Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not an age like 30d, 12h or 2w"))?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(format!("'{s}' is not an age like 30d, 12h or 2w")),
+    };
+    Ok(Duration::from_secs(n.saturating_mul(secs)))
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum ExportFormat {
+    Md,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
+}
+
+/// Accepts any word, but offers the built-in aliases and reserved words to shell completion.
+#[derive(Clone)]
+struct WordParser;
+
+impl clap::builder::TypedValueParser for WordParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        // Invalid UTF-8 is replaced rather than refused: a prompt is text.
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            alias::BUILTIN
+                .iter()
+                .map(|(a, _, _)| clap::builder::PossibleValue::new(*a)),
+        ))
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}
