@@ -32,6 +32,7 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    stop_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return failed(String::new(), spawn_error(inv, &e)),
@@ -178,6 +179,32 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         usage: None,
     }
 }
+
+/// The backend has its own process group, so signals that end `ai` without its handler
+/// (SIGKILL, or a crash) never reach it. On Linux the kernel tells it instead: SIGTERM when the
+/// thread that started it ends. That thread is the one running [`run`], which lives until the
+/// backend has exited.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn stop_with_parent(cmd: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the child between fork and exec and only makes the
+    // async-signal-safe calls prctl(2), getppid(2) and _exit(2).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // ai died before the line above: nobody would send the signal.
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn stop_with_parent(_cmd: &mut Command) {}
 
 fn failed(text: String, e: Error) -> Outcome {
     Outcome {
