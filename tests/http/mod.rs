@@ -5,6 +5,7 @@
 mod config;
 mod faults;
 mod harness;
+mod hostile_signals;
 mod init;
 mod ratelimit;
 mod requests;

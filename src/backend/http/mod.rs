@@ -174,18 +174,18 @@ pub(crate) fn send(
     let mut usage = None;
     let mut truncated = false;
     loop {
+        // Checked before every message, not only when the stream pauses: a fast stream would
+        // otherwise hide Ctrl+C until its end.
+        if signal::interrupted() {
+            return Ok(Outcome {
+                text,
+                end: End::Interrupted,
+                usage,
+            });
+        }
         let msg = match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(m) => m,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if signal::interrupted() {
-                    return Ok(Outcome {
-                        text,
-                        end: End::Interrupted,
-                        usage,
-                    });
-                }
-                continue;
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Ok(Outcome {
                     text,
