@@ -5,6 +5,8 @@
 mod config;
 mod faults;
 mod harness;
+mod hostile_bounds;
+mod hostile_net;
 mod hostile_signals;
 mod init;
 mod ratelimit;

@@ -246,12 +246,7 @@ impl Failure {
                         }
                     }
                 }
-                let asked = header("retry-after-ms")
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
-                    .or_else(|| header("retry-after").and_then(|v| retry_after(&v)))
-                    .or(body.retry_delay);
-                match asked {
+                match self.asked_wait() {
                     // Honour what the server asks, up to a minute; longer is not worth waiting.
                     Some(d) if d <= Duration::from_secs(60) => Some(d),
                     Some(_) => None,
@@ -260,6 +255,32 @@ impl Failure {
             }
             Failure::Final(_) => None,
         }
+    }
+
+    /// How long the server asked us to wait (`Retry-After`, `retry-after-ms`, Gemini's
+    /// `retryDelay`), however long that is.
+    pub(crate) fn asked_wait(&self) -> Option<Duration> {
+        let Failure::Status { headers, body, .. } = self else {
+            return None;
+        };
+        asked_wait(headers, body)
+    }
+
+    /// The error when the next try would start after the deadline (`limit` names it).
+    pub(crate) fn beyond(self, p: &Resolved, model: &str, limit: &str) -> Error {
+        let asked = self.asked_wait();
+        let hint = match asked {
+            Some(d) => format!(
+                "the server asks to wait {}; that is beyond {limit} ({})",
+                wait_text(d),
+                crate::backend::process::human_duration(p.timeout)
+            ),
+            None => format!(
+                "no time is left for another try within {limit} ({}); allow longer with --timeout SECS",
+                crate::backend::process::human_duration(p.timeout)
+            ),
+        };
+        self.into_error(p, model).hint(hint)
     }
 
     pub(crate) fn short(&self) -> String {
@@ -282,7 +303,14 @@ impl Failure {
                     "check the network and the base URL ({})",
                     p.base_from
                 )),
-            Failure::Status { status, body, .. } => status_error(p, model, status, &body),
+            Failure::Status {
+                status,
+                headers,
+                body,
+            } => {
+                let asked = asked_wait(&headers, &body);
+                status_error(p, model, status, &body, asked)
+            }
             Failure::InStream(body) => {
                 let msg = one_line(&body.message);
                 if body.code == "blocked" {
@@ -333,6 +361,27 @@ fn quota(status: u16, body: &ErrorBody) -> bool {
         || text.contains("credit")
 }
 
+fn asked_wait(headers: &ureq::http::HeaderMap, body: &ErrorBody) -> Option<Duration> {
+    let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok());
+    header("retry-after-ms")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .or_else(|| header("retry-after").and_then(retry_after))
+        .or(body.retry_delay)
+}
+
+/// A wait as a person says it: `40 s`, `5 min`, `1 h`.
+fn wait_text(d: Duration) -> String {
+    let secs = d.as_secs_f64().round() as u64;
+    if secs < 120 {
+        format!("{secs} s")
+    } else if secs < 2 * 3600 && !secs.is_multiple_of(3600) {
+        format!("{} min", (secs + 30) / 60)
+    } else {
+        format!("{} h", (secs + 1800) / 3600)
+    }
+}
+
 /// `Retry-After`: seconds, or an HTTP date.
 fn retry_after(v: &str) -> Option<Duration> {
     let v = v.trim();
@@ -344,7 +393,7 @@ fn retry_after(v: &str) -> Option<Duration> {
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     let flat = crate::output::sanitize(text)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -399,7 +448,13 @@ pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
             .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
-fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Error {
+fn status_error(
+    p: &Resolved,
+    model: &str,
+    status: u16,
+    body: &ErrorBody,
+    asked: Option<Duration>,
+) -> Error {
     let name = &p.name;
     let msg = one_line(&body.message);
     let detail = if msg.is_empty() {
@@ -439,13 +494,30 @@ fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Err
         ))
         .hint("lower \"chat.window_tokens\" in config.json, or start a new chat");
     }
+    // A wait longer than a minute is not taken (failure.rs): say how long the server asked.
+    let long_wait = asked
+        .filter(|d| *d > Duration::from_secs(60))
+        .map(|d| format!("the server asks to wait {}; try again then", wait_text(d)));
     if status == 429 {
-        return Error::backend(format!("{name} is rate limiting these requests ({detail})"))
-            .hint(format!("wait a little, or set \"max_requests_per_minute\" under \"providers\".\"{name}\" in config.json"));
+        let setting = format!(
+            "set \"max_requests_per_minute\" under \"providers\".\"{name}\" in config.json"
+        );
+        return Error::backend(format!("{name} is rate limiting these requests ({detail})")).hint(
+            match long_wait {
+                Some(wait) => format!("{wait}, and {setting} to stay under the limit"),
+                None => format!("wait a little, or {setting}"),
+            },
+        );
+    }
+    if status == 408 {
+        return Error::backend(format!(
+            "{name} timed out waiting for the request ({detail})"
+        ))
+        .hint("try again; a slow network or a large prompt can cause it");
     }
     if status == 529 || status == 503 || overloaded(body) {
         return Error::backend(format!("{name} is overloaded ({detail})"))
-            .hint("try again shortly");
+            .hint(long_wait.unwrap_or_else(|| "try again shortly".to_owned()));
     }
     if status >= 500 {
         return Error::backend(format!("{name} had a server error ({detail})"))
