@@ -17,6 +17,8 @@ mod config;
 mod errors;
 #[path = "suite/files.rs"]
 mod files;
+#[path = "suite/hostile_bounds.rs"]
+mod hostile_bounds;
 #[path = "suite/hostile_signals.rs"]
 mod hostile_signals;
 #[path = "suite/modes.rs"]
