@@ -141,6 +141,9 @@ fn redact(text: &str, p: &Resolved) -> String {
     p.redact(text)
 }
 
+/// The worker's end of the channel to the main thread.
+type Tx = mpsc::SyncSender<Msg>;
+
 /// Messages from the worker thread that talks to the provider.
 enum Msg {
     Text(String),
@@ -170,12 +173,14 @@ pub(crate) fn send(
         p.max_tokens, p.name, p.name
     );
     let ui = *ui;
-    let (tx, rx) = mpsc::channel::<Msg>();
+    // Bounded: when stdout is slower than the network, the worker waits instead of queueing
+    // the reply in memory a second time.
+    let (tx, rx) = mpsc::sync_channel::<Msg>(64);
     // The worker does the blocking I/O; this thread stays free to notice Ctrl+C and to write
     // to stdout (where a closed pipe must stop everything).
     let timeout_flag = req.timeout_given;
     std::thread::spawn(move || {
-        let result = exchange(&p, &built, &model, &ui, timeout_flag, &tx);
+        let result = exchange(&p, built, &model, &ui, timeout_flag, &tx);
         let _ = tx.send(Msg::End(result));
     });
     let mut text = String::new();
@@ -240,11 +245,11 @@ pub(crate) fn send(
 /// for all of it: every attempt gets the time left, and no wait may pass it.
 fn exchange(
     p: &Resolved,
-    built: &Built,
+    built: Built,
     model: &str,
     ui: &Ui,
     timeout_flag: bool,
-    tx: &mpsc::Sender<Msg>,
+    tx: &Tx,
 ) -> Result<()> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -253,18 +258,20 @@ fn exchange(
         .into();
     let body = serde_json::to_vec(&built.body)
         .map_err(|e| Error::backend(format!("cannot encode the request: {e}")))?;
+    // Only the encoded bytes are needed from here on; a long prompt is not held twice.
+    let Built { url, headers, .. } = built;
     let deadline = Instant::now() + p.timeout;
     let mut attempt = 0u32;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let mut request = agent
-            .post(&built.url)
+            .post(&url)
             .config()
             .timeout_global(Some(left))
             .timeout_connect(Some(Duration::from_secs(15).min(left)))
             .build()
             .header("content-type", "application/json");
-        for (k, v) in &built.headers {
+        for (k, v) in &headers {
             request = request.header(k, v);
         }
         let failure = match request.send(&body[..]) {

@@ -4,11 +4,10 @@
 //! stream, through the protocol's interpreter, with every line and the whole reply bounded.
 
 use std::io::{BufRead, BufReader, Read};
-use std::sync::mpsc;
 
 use super::failure::{Failure, is_timeout, one_line};
 use super::provider::{Protocol, Resolved};
-use super::{Bad, ErrorBody, Msg, Piece, anthropic, gemini, ndjson, ollama, openai, sse};
+use super::{Bad, ErrorBody, Msg, Piece, Tx, anthropic, gemini, ndjson, ollama, openai, sse};
 use crate::error::Error;
 use crate::output::MAX_REPLY;
 
@@ -31,7 +30,7 @@ pub(super) fn read(
     p: &Resolved,
     model: &str,
     resp: ureq::http::Response<ureq::Body>,
-    tx: &mpsc::Sender<Msg>,
+    tx: &Tx,
 ) -> Result<(), ReadError> {
     let header = |k: &str| {
         resp.headers()
@@ -151,7 +150,7 @@ fn html_summary(page: &str) -> String {
 }
 
 /// A whole (non-streamed) JSON reply, bounded.
-fn whole(p: &Resolved, reader: impl Read, tx: &mpsc::Sender<Msg>) -> Result<(), ReadError> {
+fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
     let mut bytes = Vec::new();
     reader
         .take(MAX_REPLY as u64 + 1)
@@ -205,12 +204,12 @@ fn invalid(p: &Resolved, why: &str, data: &str) -> Error {
 
 /// Hand a message to the main thread; when it has stopped listening (Ctrl+C, a closed stdout),
 /// stop reading.
-fn send(tx: &mpsc::Sender<Msg>, msg: Msg) -> Result<(), ReadError> {
+fn send(tx: &Tx, msg: Msg) -> Result<(), ReadError> {
     tx.send(msg)
         .map_err(|_| ReadError::AfterText(Error::Interrupted))
 }
 
-fn stream(p: &Resolved, reader: impl BufRead, tx: &mpsc::Sender<Msg>) -> Result<(), ReadError> {
+fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> {
     let mut printed = false;
     let mut length = 0usize;
     let mut pieces = Vec::new();
