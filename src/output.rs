@@ -296,3 +296,17 @@ mod tests {
         assert_eq!(sanitize("\u{9b}ok"), "ok");
     }
 }
+
+#[cfg(test)]
+mod sink_tests {
+    use super::{MAX_REPLY, ReplySink, Sink};
+
+    #[test]
+    fn the_capture_is_bounded() {
+        let mut sink = ReplySink::new(false);
+        assert!(sink.chunk(&vec![b'a'; MAX_REPLY]).is_ok());
+        let err = sink.chunk(b"b").unwrap_err();
+        assert!(err.to_string().contains("16 MiB"), "{err}");
+        assert_eq!(sink.finish().unwrap().len(), MAX_REPLY);
+    }
+}

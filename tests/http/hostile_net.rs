@@ -76,6 +76,24 @@ fn an_html_page_is_named_and_not_retried() {
     );
 }
 
+/// An S3-style bucket or proxy error: markup, but not a page.
+#[test]
+fn an_xml_document_is_named() {
+    let s = Server::start(vec![
+        Reply::new(200)
+            .header("Content-Type", "application/xml")
+            .body(r#"<?xml version="1.0"?><Error><Code>AccessDenied</Code></Error>"#),
+    ]);
+    let env = Env::for_provider("anthropic", &s);
+    let out = env.run(&["--no-chat", "anthropic:claude-x", "hi"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(s.requests().len(), 1);
+    assert_not_cut(&out);
+    let e = out.error();
+    assert!(e.contains("an XML document, not the Anthropic API"), "{e}");
+    assert!(e.contains("AccessDenied"), "{e}");
+}
+
 #[test]
 fn a_json_error_with_status_200_is_shown() {
     let s = Server::start(vec![Reply::json(

@@ -300,7 +300,7 @@ pub(crate) fn redact_userinfo(text: &str) -> String {
 }
 
 /// A number as config gave it, short even when huge (`1e300`, not 301 digits).
-fn show_number(n: f64) -> String {
+pub(crate) fn show_number(n: f64) -> String {
     if n != 0.0 && !(1e-3..1e9).contains(&n.abs()) {
         format!("{n:e}")
     } else {

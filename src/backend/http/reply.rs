@@ -56,9 +56,15 @@ pub(super) fn read(
         first_byte(&mut reader).map_err(|e| ReadError::BeforeText(Box::new(Failure::Io(e))))?;
     if html_type || first == Some(b'<') {
         let start = peek(&mut reader);
+        let lower = start.to_ascii_lowercase();
+        let what = if html_type || lower.contains("<html") || lower.contains("<!doctype html") {
+            "an HTML page"
+        } else {
+            "an XML document"
+        };
         return Err(fail(
             Error::backend(format!(
-                "invalid response from {}: an HTML page, not {}: {}",
+                "invalid response from {}: {what}, not {}: {}",
                 p.name,
                 api_name(p.protocol),
                 html_summary(&start)
