@@ -26,7 +26,8 @@ pub(crate) enum Error {
     Backend { msg: String, hint: Option<String> },
     /// Something is busy and `--no-wait` was given (exit 75).
     Busy { msg: String, hint: Option<String> },
-    /// Ctrl+C or SIGTERM (exit 130). Nothing more to say.
+    /// Ctrl+C, SIGTERM, SIGHUP or SIGQUIT (exit 128 + the signal: 130, 143, 129, 131). Nothing
+    /// more to say.
     Interrupted,
     /// stdout was closed by the reader (`ai … | head -1`): end quietly with 0.
     BrokenPipe,
@@ -102,7 +103,8 @@ impl Error {
             Error::NotFound { .. } => code::NOT_FOUND,
             Error::Backend { .. } | Error::Io { .. } => code::BACKEND,
             Error::Busy { .. } => code::BUSY,
-            Error::Interrupted => code::INTERRUPTED,
+            // 130 for Ctrl+C, 143 for SIGTERM: 128 + the signal's number.
+            Error::Interrupted => crate::signal::exit_code(),
             Error::BrokenPipe => 0,
             Error::Exit(code) => *code,
         }

@@ -16,6 +16,9 @@ use crate::output::Ui;
 pub(crate) const MAX_FILE: u64 = 1024 * 1024;
 /// All `-F` files together may not exceed this.
 pub(crate) const MAX_TOTAL: u64 = 5 * 1024 * 1024;
+/// Standard input may not exceed this: it is held, sent and saved whole, and the largest
+/// context windows (2M tokens) hold about this much text.
+pub(crate) const MAX_STDIN: u64 = 8 * 1024 * 1024;
 
 /// One file given with `-F`, read and checked.
 #[derive(Debug)]
@@ -172,7 +175,12 @@ pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let r = std::io::stdin().lock().read_to_end(&mut buf).map(|_| buf);
+        // One byte more than allowed tells "too long" from "just fits".
+        let r = std::io::stdin()
+            .lock()
+            .take(MAX_STDIN + 1)
+            .read_to_end(&mut buf)
+            .map(|_| buf);
         let _ = tx.send(r);
     });
     let result = if have_prompt {
@@ -187,6 +195,15 @@ pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
         rx.recv().unwrap_or_else(|_| Ok(Vec::new()))
     };
     let bytes = result.map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
+    if bytes.len() as u64 > MAX_STDIN {
+        return Err(Error::usage(format!(
+            "standard input is longer than {} MiB, the most ai sends",
+            MAX_STDIN >> 20
+        ))
+        .hint(
+            "send the part that matters (e.g. `tail -c 4M file | ai …`), or ask about it in pieces",
+        ));
+    }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -197,24 +214,42 @@ pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
     Ok(Some(text))
 }
 
-/// Join files, stdin and prompt words into the text sent to the model.
+/// Join files, stdin and prompt words into the text sent to the model, written once into one
+/// string (stdin may be megabytes: no intermediate copies).
 pub(crate) fn assemble(files: &[FileBlock], stdin: Option<&str>, words: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
+    let stdin = stdin
+        .map(|s| s.trim_end_matches(['\n', '\r']))
+        .filter(|s| !s.trim().is_empty());
+    let words = Some(words).filter(|w| !w.trim().is_empty());
+    let size = files
+        .iter()
+        .map(|f| f.text.len() + f.shown.len() + 32)
+        .sum::<usize>()
+        + stdin.map_or(0, str::len)
+        + words.map_or(0, str::len)
+        + 4;
+    let mut out = String::with_capacity(size);
+    let part = |out: &mut String, pieces: &[&str]| {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        pieces.iter().for_each(|p| out.push_str(p));
+    };
     for f in files {
         let body = f.text.strip_suffix('\n').unwrap_or(&f.text);
         let path = f.shown.replace('&', "&amp;").replace('"', "&quot;");
-        parts.push(format!("<file path=\"{path}\">\n{body}\n</file>"));
+        part(
+            &mut out,
+            &["<file path=\"", &path, "\">\n", body, "\n</file>"],
+        );
     }
     if let Some(s) = stdin {
-        let s = s.trim_end_matches(['\n', '\r']);
-        if !s.trim().is_empty() {
-            parts.push(s.to_owned());
-        }
+        part(&mut out, &[s]);
     }
-    if !words.trim().is_empty() {
-        parts.push(words.to_owned());
+    if let Some(w) = words {
+        part(&mut out, &[w]);
     }
-    parts.join("\n\n")
+    out
 }
 
 #[cfg(test)]

@@ -138,6 +138,11 @@ pub(crate) trait Sink {
     fn chunk(&mut self, bytes: &[u8]) -> Result<(), Error>;
 }
 
+/// The longest reply kept (HTTP streams, a backend CLI's stdout, anything a sink captures): a
+/// reply is held whole to be saved in the chat, so it needs a bound. Real replies are well
+/// under 1 MiB (128k tokens is about 0.5 MiB).
+pub(crate) const MAX_REPLY: usize = 16 * 1024 * 1024;
+
 /// Streams to stdout (unless `quiet_stdout`, for `--json`) and keeps a copy.
 pub(crate) struct ReplySink {
     captured: Vec<u8>,
@@ -182,11 +187,9 @@ impl ReplySink {
                 .and_then(|()| out.flush())
                 .map_err(stdout_error)?;
         }
-        Ok(self.text())
-    }
-
-    pub(crate) fn text(&self) -> String {
-        String::from_utf8_lossy(&self.captured).into_owned()
+        // The bytes themselves when they are UTF-8 (they are, from every backend): no copy.
+        Ok(String::from_utf8(self.captured)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 }
 
@@ -195,6 +198,13 @@ impl Sink for ReplySink {
         if self.to_stdout {
             // The spinner's line is cleared before the reply starts on the same terminal.
             self.spinner.take();
+        }
+        if self.captured.len() + bytes.len() > MAX_REPLY {
+            return Err(Error::Backend {
+                msg: "the reply is longer than 16 MiB, the most ai keeps; the rest was not read"
+                    .into(),
+                hint: Some("ask for a shorter answer, or for it in parts".into()),
+            });
         }
         self.captured.extend_from_slice(bytes);
         if let Some(cleaner) = &mut self.terminal {
@@ -290,5 +300,19 @@ mod tests {
         assert_eq!(sanitize("x\x1b]8;;http://e\x1b\\y"), "xy");
         assert_eq!(sanitize("tab\tline\n\r\x08"), "tab\tline\n");
         assert_eq!(sanitize("\u{9b}ok"), "ok");
+    }
+}
+
+#[cfg(test)]
+mod sink_tests {
+    use super::{MAX_REPLY, ReplySink, Sink};
+
+    #[test]
+    fn the_capture_is_bounded() {
+        let mut sink = ReplySink::new(false);
+        assert!(sink.chunk(&vec![b'a'; MAX_REPLY]).is_ok());
+        let err = sink.chunk(b"b").unwrap_err();
+        assert!(err.to_string().contains("16 MiB"), "{err}");
+        assert_eq!(sink.finish().unwrap().len(), MAX_REPLY);
     }
 }

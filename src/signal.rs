@@ -1,54 +1,163 @@
-//! Ctrl+C and SIGTERM: stop the running backend's whole process group, then exit 130.
+//! Ctrl+C (SIGINT), SIGTERM, SIGHUP and SIGQUIT: stop the running backends' process groups,
+//! then end with 128 + the signal's number (130 for Ctrl+C, 143 for SIGTERM).
 //!
-//! The handler runs on its own thread (ctrlc). While a backend runs it only stops the child; the
-//! main thread sees the child end, finishes what it was doing, and returns `Error::Interrupted`.
-//! When nothing is running the process exits at once with 130.
+//! The handler itself only writes the signal's number into a pipe; a thread reads it and does
+//! the work, outside signal context. While a backend runs it only stops the child; the main
+//! thread sees the call end, saves what it has, and returns `Error::Interrupted`. When nothing is
+//! running the process exits at once. A second signal always ends the process at once, even while
+//! a turn is saving: the user asked twice.
+//!
+//! Not re-raised (review D14): a death by signal has no exit code, and the README promises
+//! 130 and 143 to every caller, scripts and `ai serve` included, not only to shells.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The first signal received (0: none yet).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// How many chat turns are in a stretch where they must be allowed to save what they have.
 static DEFER: AtomicUsize = AtomicUsize::new(0);
-/// Process groups of the running backends (several when models run at once); 0 is free.
-static CHILD_GROUPS: [AtomicI32; 32] = [const { AtomicI32::new(0) }; 32];
+/// Process groups of the running backends, as many as run at once (one per model).
+static CHILD_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// The write end of the pipe the handler writes signal numbers into.
+static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 
-/// Install the handler once, at start.
+const HANDLED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Install the handlers once, at start.
 pub(crate) fn install() {
-    // A failure here (no signal support) only loses the nicer Ctrl+C handling.
-    let _ = ctrlc::set_handler(|| {
-        INTERRUPTED.store(true, Ordering::SeqCst);
-        let mut stopped = false;
-        for slot in &CHILD_GROUPS {
-            let group = slot.load(Ordering::SeqCst);
-            if group > 0 {
-                terminate_group(group);
-                stopped = true;
-            }
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe(2) writes two descriptors into the array we own.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        // No pipe (out of descriptors): the default actions stay, which still end ai.
+        return;
+    }
+    let [read_fd, write_fd] = fds;
+    // SAFETY: fcntl on descriptors we just opened. Close-on-exec keeps them out of backends;
+    // a non-blocking write end means the handler can never block (a full pipe drops a byte,
+    // and one byte is enough).
+    unsafe {
+        libc::fcntl(read_fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(write_fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(write_fd, libc::F_SETFL, libc::O_NONBLOCK);
+    }
+    PIPE_WRITE.store(write_fd, Ordering::SeqCst);
+    let started = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || listen(read_fd));
+    if started.is_err() {
+        return;
+    }
+    for sig in HANDLED {
+        // SAFETY: a zeroed sigaction is valid; the handler only calls write(2), which is
+        // async-signal-safe, and keeps errno as it found it.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
         }
-        if !stopped && DEFER.load(Ordering::SeqCst) == 0 {
-            std::process::exit(crate::error::code::INTERRUPTED);
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let byte = sig as u8;
+    // SAFETY: only async-signal-safe calls; errno is restored for the code we interrupted.
+    unsafe {
+        let errno = errno_location();
+        let saved = *errno;
+        libc::write(
+            PIPE_WRITE.load(Ordering::Relaxed),
+            (&byte as *const u8).cast(),
+            1,
+        );
+        *errno = saved;
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn errno_location() -> *mut libc::c_int {
+    // SAFETY: always valid for the calling thread.
+    unsafe { libc::__errno_location() }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+unsafe fn errno_location() -> *mut libc::c_int {
+    // SAFETY: always valid for the calling thread.
+    unsafe { libc::__error() }
+}
+
+fn listen(read_fd: libc::c_int) {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: reads one byte into a local.
+        let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
+        match n {
+            1 => handle(i32::from(byte)),
+            0 => return,
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return,
         }
-    });
+    }
+}
+
+/// What a signal does, on the listening thread.
+fn handle(sig: i32) {
+    let first = SIGNAL
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let groups = groups().clone();
+    if !first {
+        // Asked twice: end now. Backends get no grace period either.
+        for group in groups {
+            kill_group(group, libc::SIGKILL);
+        }
+        std::process::exit(128 + sig);
+    }
+    for &group in &groups {
+        terminate_group(group);
+    }
+    if groups.is_empty() && DEFER.load(Ordering::SeqCst) == 0 {
+        std::process::exit(128 + sig);
+    }
 }
 
 pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Marks a backend process group as the one to stop on Ctrl+C, for as long as it lives.
+/// The exit code of a call ended by a signal: 128 + its number (130 when none was seen, as when
+/// a backend reported the interruption itself).
+pub(crate) fn exit_code() -> i32 {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => crate::error::code::INTERRUPTED,
+        sig => 128 + sig,
+    }
+}
+
+fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    // A panic elsewhere while holding the lock leaves a list that is still right.
+    CHILD_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks a backend process group as one to stop on Ctrl+C, for as long as it lives.
 pub(crate) struct ChildGroup(i32);
 
 impl ChildGroup {
     pub(crate) fn register(pid: u32) -> ChildGroup {
         let group = i32::try_from(pid).unwrap_or(0);
-        // A free slot; with all taken (32 backends at once) Ctrl+C still ends ai itself.
-        let _ = CHILD_GROUPS.iter().find(|slot| {
-            slot.compare_exchange(0, group, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        });
+        if group > 0 {
+            groups().push(group);
+        }
+        // The handler sets the flag before it reads the list: either it saw this group, or
+        // this check sees the flag.
         if interrupted() && group > 0 {
-            // Ctrl+C arrived between spawn and registration.
             terminate_group(group);
         }
         ChildGroup(group)
@@ -57,13 +166,18 @@ impl ChildGroup {
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        for slot in &CHILD_GROUPS {
-            if slot
-                .compare_exchange(self.0, 0, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                break;
-            }
+        let mut list = groups();
+        if let Some(i) = list.iter().position(|g| *g == self.0) {
+            list.swap_remove(i);
+        }
+    }
+}
+
+fn kill_group(group: i32, sig: libc::c_int) {
+    if group > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+        unsafe {
+            libc::kill(-group, sig);
         }
     }
 }
@@ -73,17 +187,12 @@ pub(crate) fn terminate_group(group: i32) {
     if group <= 0 {
         return;
     }
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe {
-        libc::kill(-group, libc::SIGTERM);
-    }
+    kill_group(group, libc::SIGTERM);
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1500));
-        // SAFETY: as above; signal 0 only checks that the group still exists.
-        unsafe {
-            if libc::kill(-group, 0) == 0 {
-                libc::kill(-group, libc::SIGKILL);
-            }
+        // SAFETY: signal 0 only checks that the group still exists.
+        if unsafe { libc::kill(-group, 0) } == 0 {
+            kill_group(group, libc::SIGKILL);
         }
     });
 }

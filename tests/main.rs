@@ -21,6 +21,10 @@ mod config_file;
 mod errors;
 #[path = "suite/files.rs"]
 mod files;
+#[path = "suite/hostile_bounds.rs"]
+mod hostile_bounds;
+#[path = "suite/hostile_signals.rs"]
+mod hostile_signals;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

@@ -12,7 +12,7 @@ use super::cli::Invocation;
 use super::{End, Outcome};
 use crate::alias::Cli;
 use crate::error::Error;
-use crate::output::{Sink, sanitize};
+use crate::output::{MAX_REPLY, Sink, sanitize};
 use crate::signal::{self, ChildGroup};
 
 /// How long output pipes may stay open after the backend itself has exited.
@@ -32,6 +32,7 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    stop_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return failed(String::new(), spawn_error(inv, &e)),
@@ -42,6 +43,8 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
     let mut received: Vec<u8> = Vec::new();
     let mut sink_error: Option<Error> = None;
     let mut read_error: Option<std::io::Error> = None;
+    // The reply is held whole (to be saved in the chat): past MAX_REPLY the backend is stopped.
+    let mut too_long = false;
 
     let (status, stderr) = std::thread::scope(|scope| {
         if let (Some(text), Some(mut pipe)) = (inv.stdin.as_deref(), child.stdin.take()) {
@@ -99,6 +102,11 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
                 match out.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
+                        if received.len() + n > MAX_REPLY {
+                            too_long = true;
+                            signal::terminate_group(pid);
+                            break;
+                        }
                         received.extend_from_slice(&buf[..n]);
                         if !inv.hold_stdout
                             && let Err(e) = sink.chunk(&buf[..n])
@@ -127,8 +135,20 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
     });
     drop(group);
 
-    let text = String::from_utf8_lossy(&received).into_owned();
+    // The bytes themselves when they are UTF-8: no copy of a large reply.
+    let text = String::from_utf8(received)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let received = text.as_bytes();
     if let Some(e) = sink_error {
+        return failed(text, e);
+    }
+    if too_long {
+        let e = Error::backend(format!(
+            "the reply of {} is longer than {} MiB, the most ai keeps; it was stopped",
+            inv.name,
+            MAX_REPLY >> 20
+        ))
+        .hint("ask for a shorter answer, or for it in parts");
         return failed(text, e);
     }
     if signal::interrupted() {
@@ -163,12 +183,12 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         );
     }
     if !status.success() {
-        let e = exit_error(inv, status, &stderr, &received);
+        let e = exit_error(inv, status, &stderr, received);
         // Held stdout of a failed CLI is its error message (claude), not a partial reply.
         return failed(if inv.hold_stdout { String::new() } else { text }, e);
     }
     if inv.hold_stdout
-        && let Err(e) = sink.chunk(&received)
+        && let Err(e) = sink.chunk(received)
     {
         return failed(text, e);
     }
@@ -178,6 +198,32 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         usage: None,
     }
 }
+
+/// The backend has its own process group, so signals that end `ai` without its handler
+/// (SIGKILL, or a crash) never reach it. On Linux the kernel tells it instead: SIGTERM when the
+/// thread that started it ends. That thread is the one running [`run`], which lives until the
+/// backend has exited.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn stop_with_parent(cmd: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the child between fork and exec and only makes the
+    // async-signal-safe calls prctl(2), getppid(2) and _exit(2).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // ai died before the line above: nobody would send the signal.
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn stop_with_parent(_cmd: &mut Command) {}
 
 fn failed(text: String, e: Error) -> Outcome {
     Outcome {

@@ -157,7 +157,8 @@ fn interrupted_turn(sig: i32) {
     let p = env.spawn(&["chat", &id, "gemini", "tell me everything"]);
     env.wait_started("gemini");
     signal(p.pid(), sig);
-    let out = p.wait().code(130);
+    // 130 for Ctrl+C, 143 for SIGTERM.
+    let out = p.wait().code(128 + sig);
     assert_eq!(out.stdout, "partial answer\n");
     assert!(out.stderr.contains("interrupted"), "{}", out.stderr);
     assert_eq!(out.chat_id(), id);

@@ -193,7 +193,7 @@ fn interrupt_stops_everything_and_exits_130() {
     );
 }
 
-/// SIGTERM is handled the same way.
+/// SIGTERM is handled the same way, and exits 143.
 #[test]
 fn terminate_stops_the_backend() {
     let env = Env::new();
@@ -224,7 +224,8 @@ fn terminate_stops_the_backend() {
         .unwrap();
     let status = wait_with_guard(&mut child, HANG);
     let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
-    assert_eq!(status.code(), Some(130), "{err}");
+    // 128 + SIGTERM.
+    assert_eq!(status.code(), Some(143), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(
         wait_gone(fake, Duration::from_secs(10)),

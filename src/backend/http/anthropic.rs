@@ -138,7 +138,7 @@ struct Event {
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<ErrorBody>,
 }
 
 #[derive(Deserialize)]
@@ -217,12 +217,7 @@ pub(crate) fn event(state: &mut State, data: &str, out: &mut Vec<Piece>) -> Resu
             }
         }
         "message_stop" => out.push(Piece::Done),
-        "error" => out.push(Piece::Fail(
-            ev.error
-                .as_ref()
-                .map(ErrorBody::from_value)
-                .unwrap_or_default(),
-        )),
+        "error" => out.push(Piece::Fail(ev.error.unwrap_or_default())),
         _ => {} // ping, content_block_start/stop, and whatever is added later
     }
     Ok(())

@@ -3,13 +3,16 @@
 use std::time::Duration;
 
 use rand::Rng;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::provider::Resolved;
 use crate::error::Error;
 
-/// The useful parts of any provider's error body.
-#[derive(Debug, Default, Clone)]
+/// The useful parts of any provider's error body. Deserializes from any protocol's `error`
+/// value, so typed frames can hold one directly (`error: Option<ErrorBody>`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(from = "Frame")]
 pub(crate) struct ErrorBody {
     pub(crate) message: String,
     /// `type`, `status` or `code`, as text.
@@ -18,63 +21,140 @@ pub(crate) struct ErrorBody {
     pub(crate) retry_delay: Option<Duration>,
 }
 
-impl ErrorBody {
-    /// An `error` value: a string (Ollama) or an object (everyone else).
-    pub(crate) fn from_value(v: &Value) -> ErrorBody {
-        match v {
-            Value::String(s) => ErrorBody {
-                message: s.clone(),
+/// An `error` value, in the shapes the protocols send:
+/// - OpenAI: `{"message", "type", "param", "code"}` (`code` a string or a number);
+/// - Anthropic: `{"type", "message"}`;
+/// - Gemini: `{"code": 429, "message", "status", "details": [{"@type", "retryDelay", "reason"}]}`;
+/// - Ollama: a plain string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Frame {
+    Text(String),
+    Object(ErrorObject),
+    /// Anything else (a number, a list) is shown as it came.
+    Other(Value),
+}
+
+#[derive(Deserialize)]
+struct ErrorObject {
+    #[serde(default)]
+    message: Loose<Scalar>,
+    #[serde(default, rename = "type")]
+    kind: Loose<Scalar>,
+    #[serde(default)]
+    status: Loose<Scalar>,
+    #[serde(default)]
+    code: Loose<Scalar>,
+    #[serde(default)]
+    details: Loose<Vec<Loose<Detail>>>,
+}
+
+/// One entry of Gemini's `details`.
+#[derive(Deserialize)]
+struct Detail {
+    #[serde(default, rename = "retryDelay")]
+    retry_delay: Loose<String>,
+    #[serde(default)]
+    reason: Loose<String>,
+}
+
+/// A field shown as text: a string, or a number written as JSON writes it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+impl Scalar {
+    fn text(self) -> String {
+        match self {
+            Scalar::Text(s) => s,
+            Scalar::Number(n) => n.to_string(),
+        }
+    }
+}
+
+/// A field that is ignored when it has another shape than expected: an error body is read to
+/// tell the user what went wrong, so one odd field must not hide the rest.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Loose<T> {
+    Is(T),
+    Not(serde::de::IgnoredAny),
+}
+
+impl<T> Default for Loose<T> {
+    fn default() -> Self {
+        Loose::Not(serde::de::IgnoredAny)
+    }
+}
+
+impl<T> Loose<T> {
+    fn get(self) -> Option<T> {
+        match self {
+            Loose::Is(v) => Some(v),
+            Loose::Not(_) => None,
+        }
+    }
+}
+
+impl From<Frame> for ErrorBody {
+    fn from(frame: Frame) -> ErrorBody {
+        match frame {
+            Frame::Text(message) => ErrorBody {
+                message,
                 ..ErrorBody::default()
             },
-            Value::Object(m) => {
-                let text = |k: &str| match m.get(k) {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Number(n)) => Some(n.to_string()),
-                    _ => None,
-                };
-                let mut code: Vec<String> = ["type", "status", "code"]
-                    .iter()
-                    .filter_map(|k| text(k))
+            Frame::Object(o) => {
+                let mut code: Vec<String> = [o.kind, o.status, o.code]
+                    .into_iter()
+                    .filter_map(|f| f.get().map(Scalar::text))
                     .collect();
                 let mut retry_delay = None;
-                if let Some(Value::Array(details)) = m.get("details") {
-                    for d in details {
-                        if let Some(Value::String(delay)) = d.get("retryDelay") {
-                            retry_delay = parse_seconds(delay);
-                        }
-                        if let Some(Value::String(reason)) = d.get("reason") {
-                            code.push(reason.clone());
-                        }
+                for d in o.details.get().unwrap_or_default() {
+                    let Some(d) = d.get() else { continue };
+                    if let Some(delay) = d.retry_delay.get() {
+                        retry_delay = parse_seconds(&delay);
+                    }
+                    if let Some(reason) = d.reason.get() {
+                        code.push(reason);
                     }
                 }
                 ErrorBody {
-                    message: text("message").unwrap_or_default(),
+                    message: o.message.get().map(Scalar::text).unwrap_or_default(),
                     code: code.join(" "),
                     retry_delay,
                 }
             }
-            other => ErrorBody {
-                message: other.to_string(),
+            Frame::Other(v) => ErrorBody {
+                message: v.to_string(),
                 ..ErrorBody::default()
             },
         }
     }
+}
 
+/// A whole error response: `{"error": …}` (everyone), or the error object alone.
+#[derive(Deserialize)]
+struct Envelope {
+    error: ErrorBody,
+}
+
+impl ErrorBody {
     /// An error response body of any shape (JSON or not).
     pub(crate) fn parse(body: &str) -> ErrorBody {
-        match serde_json::from_str::<Value>(body) {
-            Ok(v) => match v.get("error") {
-                Some(e) => ErrorBody::from_value(e),
-                None => ErrorBody::from_value(&v),
-            },
-            Err(_) => {
-                let t = body.trim();
-                let cut = t.char_indices().nth(300).map_or(t.len(), |(i, _)| i);
-                ErrorBody {
-                    message: t[..cut].to_owned(),
-                    ..ErrorBody::default()
-                }
-            }
+        if let Ok(e) = serde_json::from_str::<Envelope>(body) {
+            return e.error;
+        }
+        if let Ok(e) = serde_json::from_str::<ErrorBody>(body) {
+            return e;
+        }
+        let t = body.trim();
+        let cut = t.char_indices().nth(300).map_or(t.len(), |(i, _)| i);
+        ErrorBody {
+            message: t[..cut].to_owned(),
+            ..ErrorBody::default()
         }
     }
 }
@@ -160,12 +240,7 @@ impl Failure {
                         }
                     }
                 }
-                let asked = header("retry-after-ms")
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
-                    .or_else(|| header("retry-after").and_then(|v| retry_after(&v)))
-                    .or(body.retry_delay);
-                match asked {
+                match self.asked_wait() {
                     // Honour what the server asks, up to a minute; longer is not worth waiting.
                     Some(d) if d <= Duration::from_secs(60) => Some(d),
                     Some(_) => None,
@@ -174,6 +249,32 @@ impl Failure {
             }
             Failure::Final(_) => None,
         }
+    }
+
+    /// How long the server asked us to wait (`Retry-After`, `retry-after-ms`, Gemini's
+    /// `retryDelay`), however long that is.
+    pub(crate) fn asked_wait(&self) -> Option<Duration> {
+        let Failure::Status { headers, body, .. } = self else {
+            return None;
+        };
+        asked_wait(headers, body)
+    }
+
+    /// The error when the next try would start after the deadline (`limit` names it).
+    pub(crate) fn beyond(self, p: &Resolved, model: &str, limit: &str) -> Error {
+        let asked = self.asked_wait();
+        let hint = match asked {
+            Some(d) => format!(
+                "the server asks to wait {}; that is beyond {limit} ({})",
+                wait_text(d),
+                crate::backend::process::human_duration(p.timeout)
+            ),
+            None => format!(
+                "no time is left for another try within {limit} ({}); allow longer with --timeout SECS",
+                crate::backend::process::human_duration(p.timeout)
+            ),
+        };
+        self.into_error(p, model).hint(hint)
     }
 
     pub(crate) fn short(&self) -> String {
@@ -196,7 +297,14 @@ impl Failure {
                     "check the network and the base URL ({})",
                     p.base_from
                 )),
-            Failure::Status { status, body, .. } => status_error(p, model, status, &body),
+            Failure::Status {
+                status,
+                headers,
+                body,
+            } => {
+                let asked = asked_wait(&headers, &body);
+                status_error(p, model, status, &body, asked)
+            }
             Failure::InStream(body) => {
                 let msg = one_line(&body.message);
                 if body.code == "blocked" {
@@ -247,6 +355,27 @@ fn quota(status: u16, body: &ErrorBody) -> bool {
         || text.contains("credit")
 }
 
+fn asked_wait(headers: &ureq::http::HeaderMap, body: &ErrorBody) -> Option<Duration> {
+    let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok());
+    header("retry-after-ms")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .or_else(|| header("retry-after").and_then(retry_after))
+        .or(body.retry_delay)
+}
+
+/// A wait as a person says it: `40 s`, `5 min`, `1 h`.
+fn wait_text(d: Duration) -> String {
+    let secs = d.as_secs_f64().round() as u64;
+    if secs < 120 {
+        format!("{secs} s")
+    } else if secs < 2 * 3600 && !secs.is_multiple_of(3600) {
+        format!("{} min", (secs + 30) / 60)
+    } else {
+        format!("{} h", (secs + 1800) / 3600)
+    }
+}
+
 /// `Retry-After`: seconds, or an HTTP date.
 fn retry_after(v: &str) -> Option<Duration> {
     let v = v.trim();
@@ -258,7 +387,7 @@ fn retry_after(v: &str) -> Option<Duration> {
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     let flat = crate::output::sanitize(text)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -313,7 +442,13 @@ pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
             .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
-fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Error {
+fn status_error(
+    p: &Resolved,
+    model: &str,
+    status: u16,
+    body: &ErrorBody,
+    asked: Option<Duration>,
+) -> Error {
     let name = &p.name;
     let msg = one_line(&body.message);
     let detail = if msg.is_empty() {
@@ -353,13 +488,30 @@ fn status_error(p: &Resolved, model: &str, status: u16, body: &ErrorBody) -> Err
         ))
         .hint("lower \"chat.window_tokens\" in config.json, or start a new chat");
     }
+    // A wait longer than a minute is not taken (failure.rs): say how long the server asked.
+    let long_wait = asked
+        .filter(|d| *d > Duration::from_secs(60))
+        .map(|d| format!("the server asks to wait {}; try again then", wait_text(d)));
     if status == 429 {
-        return Error::backend(format!("{name} is rate limiting these requests ({detail})"))
-            .hint(format!("wait a little, or set \"max_requests_per_minute\" under \"providers\".\"{name}\" in config.json"));
+        let setting = format!(
+            "set \"max_requests_per_minute\" under \"providers\".\"{name}\" in config.json"
+        );
+        return Error::backend(format!("{name} is rate limiting these requests ({detail})")).hint(
+            match long_wait {
+                Some(wait) => format!("{wait}, and {setting} to stay under the limit"),
+                None => format!("wait a little, or {setting}"),
+            },
+        );
+    }
+    if status == 408 {
+        return Error::backend(format!(
+            "{name} timed out waiting for the request ({detail})"
+        ))
+        .hint("try again; a slow network or a large prompt can cause it");
     }
     if status == 529 || status == 503 || overloaded(body) {
         return Error::backend(format!("{name} is overloaded ({detail})"))
-            .hint("try again shortly");
+            .hint(long_wait.unwrap_or_else(|| "try again shortly".to_owned()));
     }
     if status >= 500 {
         return Error::backend(format!("{name} had a server error ({detail})"))
@@ -434,5 +586,50 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(retry_after("soon"), None);
+    }
+}
+
+#[cfg(test)]
+mod frame_tests {
+    use super::*;
+
+    #[test]
+    fn typed_frames_keep_every_field() {
+        let o = ErrorBody::parse(
+            r#"{"error":{"message":"m","type":"invalid_request_error","code":404}}"#,
+        );
+        assert_eq!(
+            (o.message.as_str(), o.code.as_str()),
+            ("m", "invalid_request_error 404")
+        );
+        let g = ErrorBody::parse(
+            r#"{"error":{"code":429,"message":"slow","status":"RESOURCE_EXHAUSTED","details":[7,{"reason":"RATE_LIMIT_EXCEEDED"},{"retryDelay":"1.5s"}]}}"#,
+        );
+        assert_eq!(g.code, "RESOURCE_EXHAUSTED 429 RATE_LIMIT_EXCEEDED");
+        assert_eq!(g.retry_delay, Some(Duration::from_millis(1500)));
+        // Odd shapes of single fields do not hide the rest.
+        let odd =
+            ErrorBody::parse(r#"{"error":{"message":"still here","details":"none","code":[1]}}"#);
+        assert_eq!(
+            (odd.message.as_str(), odd.code.as_str()),
+            ("still here", "")
+        );
+        assert_eq!(
+            ErrorBody::deserialize(serde_json::json!(5))
+                .unwrap()
+                .message,
+            "5"
+        );
+        assert_eq!(
+            ErrorBody::deserialize(serde_json::json!("gone"))
+                .unwrap()
+                .message,
+            "gone"
+        );
+        let bare = ErrorBody::parse(r#"{"type":"overloaded_error","message":"busy"}"#);
+        assert_eq!(
+            (bare.message.as_str(), bare.code.as_str()),
+            ("busy", "overloaded_error")
+        );
     }
 }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::provider::Resolved;
-use super::{Bad, Built, Piece};
+use super::{Bad, Built, ErrorBody, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;
 use crate::conversation::Role;
@@ -169,7 +169,7 @@ struct Response {
     #[serde(default)]
     prompt_feedback: Option<Feedback>,
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<ErrorBody>,
 }
 
 #[derive(Deserialize)]
@@ -226,7 +226,7 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
     let r: Response = serde_json::from_str(data)
         .map_err(|e| format!("a stream event is not valid JSON ({e})"))?;
     if let Some(err) = &r.error {
-        out.push(Piece::Fail(super::ErrorBody::from_value(err)));
+        out.push(Piece::Fail(err.clone()));
         return Ok(());
     }
     if let Some(reason) = r

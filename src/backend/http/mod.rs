@@ -10,17 +10,19 @@ pub(crate) mod ollama;
 pub(crate) mod openai;
 pub(crate) mod provider;
 pub(crate) mod ratelimit;
+mod reply;
 pub(crate) mod sse;
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use self::failure::Failure;
 pub(crate) use self::failure::{Bad, ErrorBody, blocked};
-use self::failure::{Failure, is_timeout};
 use self::provider::{Env, Protocol, Resolved};
+use self::reply::ReadError;
 use super::{End, Outcome, Request};
 use crate::chat::record::Usage;
 use crate::config::Config;
@@ -98,6 +100,11 @@ fn build(p: &Resolved, req: &Request<'_>) -> Built {
         Protocol::Ollama => ollama::request(p, req, p.stream),
     };
     built.headers.extend(p.headers.iter().cloned());
+    // A query in the base URL (`…/v1?key=x`) goes after the path the builder added.
+    if let Some(query) = &p.base_query {
+        let sep = if built.url.contains('?') { '&' } else { '?' };
+        built.url = format!("{}{sep}{query}", built.url);
+    }
     built
 }
 
@@ -160,6 +167,9 @@ fn redact(text: &str, p: &Resolved) -> String {
     p.redact(text)
 }
 
+/// The worker's end of the channel to the main thread.
+type Tx = mpsc::SyncSender<Msg>;
+
 /// Messages from the worker thread that talks to the provider.
 enum Msg {
     Text(String),
@@ -189,29 +199,32 @@ pub(crate) fn send(
         p.max_tokens, p.name, p.name
     );
     let ui = *ui;
-    let (tx, rx) = mpsc::channel::<Msg>();
+    // Bounded: when stdout is slower than the network, the worker waits instead of queueing
+    // the reply in memory a second time.
+    let (tx, rx) = mpsc::sync_channel::<Msg>(64);
     // The worker does the blocking I/O; this thread stays free to notice Ctrl+C and to write
     // to stdout (where a closed pipe must stop everything).
+    let timeout_flag = req.timeout_given;
     std::thread::spawn(move || {
-        let result = exchange(&p, &built, &model, &ui, &tx);
+        let result = exchange(&p, built, &model, &ui, timeout_flag, &tx);
         let _ = tx.send(Msg::End(result));
     });
     let mut text = String::new();
     let mut usage = None;
     let mut truncated = false;
     loop {
+        // Checked before every message, not only when the stream pauses: a fast stream would
+        // otherwise hide Ctrl+C until its end.
+        if signal::interrupted() {
+            return Ok(Outcome {
+                text,
+                end: End::Interrupted,
+                usage,
+            });
+        }
         let msg = match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(m) => m,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if signal::interrupted() {
-                    return Ok(Outcome {
-                        text,
-                        end: End::Interrupted,
-                        usage,
-                    });
-                }
-                continue;
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Ok(Outcome {
                     text,
@@ -254,29 +267,35 @@ pub(crate) fn send(
     }
 }
 
-/// The request with retries, then the reply, on the worker thread.
+/// The request with retries, then the reply, on the worker thread. The timeout is a deadline
+/// for all of it: every attempt gets the time left, and no wait may pass it.
 fn exchange(
     p: &Resolved,
-    built: &Built,
+    built: Built,
     model: &str,
     ui: &Ui,
-    tx: &mpsc::Sender<Msg>,
+    timeout_flag: bool,
+    tx: &Tx,
 ) -> Result<()> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(p.timeout))
-        .timeout_connect(Some(Duration::from_secs(15).min(p.timeout)))
         .user_agent(concat!("ai/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let body = &built.body;
-    let started = Instant::now();
+    // Only the encoded bytes are needed from here on.
+    let Built { url, headers, body } = built;
+    let deadline = Instant::now() + p.timeout;
     let mut attempt = 0u32;
     loop {
+        let left = deadline.saturating_duration_since(Instant::now());
         let mut request = agent
-            .post(&built.url)
+            .post(&url)
+            .config()
+            .timeout_global(Some(left))
+            .timeout_connect(Some(Duration::from_secs(15).min(left)))
+            .build()
             .header("content-type", "application/json");
-        for (k, v) in &built.headers {
+        for (k, v) in &headers {
             request = request.header(k, v);
         }
         let failure = match request.send(&body[..]) {
@@ -297,7 +316,7 @@ fn exchange(
                         body: ErrorBody::parse(&text),
                     }
                 } else {
-                    match read_reply(p, resp.into_body(), tx) {
+                    match reply::read(p, model, resp, tx) {
                         Ok(()) => return Ok(()),
                         Err(ReadError::BeforeText(f)) => *f,
                         Err(ReadError::AfterText(e)) => return Err(e),
@@ -305,170 +324,31 @@ fn exchange(
                 }
             }
         };
-        let delay = failure.retry_delay(attempt);
-        if attempt < p.retries
-            && started.elapsed() < p.timeout
-            && let Some(delay) = delay
-        {
-            attempt += 1;
-            // The error text comes from the server, which may echo the key.
-            ui.notice(&redact(
-                &format!(
-                    "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
-                    p.name,
-                    failure.short(),
-                    delay.as_secs_f64(),
-                    p.retries
-                ),
-                p,
-            ));
-            std::thread::sleep(delay);
-            continue;
-        }
-        return Err(failure.into_error(p, model));
-    }
-}
-
-enum ReadError {
-    /// Nothing was printed yet: the attempt may be retried.
-    BeforeText(Box<Failure>),
-    /// Text was printed: never retried.
-    AfterText(Error),
-}
-
-/// Read a 2xx reply: a stream (SSE or NDJSON) or one JSON body.
-fn read_reply(
-    p: &Resolved,
-    body: ureq::Body,
-    tx: &mpsc::Sender<Msg>,
-) -> std::result::Result<(), ReadError> {
-    let mut printed = false;
-    let reader = BufReader::with_capacity(16 * 1024, body.into_reader());
-    let invalid = |why: String, printed: bool| {
-        let e = Error::backend(format!("invalid response from {}: {why}", p.name))
-            .hint("the base URL may point at something that is not this kind of server");
-        if printed {
-            ReadError::AfterText(e)
-        } else {
-            ReadError::BeforeText(Box::new(Failure::Final(e)))
-        }
-    };
-    if !p.stream {
-        let mut bytes = Vec::new();
-        let mut reader = reader;
-        reader
-            .read_to_end(&mut bytes)
-            .map_err(|e| ReadError::BeforeText(Box::new(Failure::Io(e))))?;
-        let parsed = match p.protocol {
-            Protocol::Openai | Protocol::Azure => openai::whole(&bytes),
-            Protocol::Anthropic => anthropic::whole(&bytes),
-            Protocol::Gemini => gemini::whole(&bytes),
-            Protocol::Ollama => ollama::whole(&bytes),
+        let Some(delay) = failure.retry_delay(attempt).filter(|_| attempt < p.retries) else {
+            return Err(failure.into_error(p, model));
         };
-        let (text, usage) = parsed.map_err(|bad| match bad {
-            Bad::Invalid(why) => invalid(why, false),
-            Bad::Provider(body) => ReadError::BeforeText(Box::new(Failure::InStream(body))),
-        })?;
-        let _ = tx.send(Msg::Text(text));
-        if let Some(u) = usage {
-            let _ = tx.send(Msg::Usage(u));
+        let left = deadline.saturating_duration_since(Instant::now());
+        if delay >= left {
+            let limit = if timeout_flag {
+                "--timeout"
+            } else {
+                "the timeout"
+            };
+            return Err(failure.beyond(p, model, limit));
         }
-        return Ok(());
-    }
-    let mut pieces = Vec::new();
-    let mut state = anthropic::State::default();
-    // Ollama streams NDJSON; everyone else SSE.
-    let (mut nd, mut sse) = if p.protocol == Protocol::Ollama {
-        (Some(ndjson::Reader::new(reader)), None)
-    } else {
-        (None, Some(sse::Reader::new(reader)))
-    };
-    let mut done = false;
-    loop {
-        pieces.clear();
-        let step = match (&mut nd, &mut sse) {
-            (Some(r), _) => match r.next_line() {
-                Ok(Some(line)) => ollama::line(line, &mut pieces).map(|()| true),
-                Ok(None) => Ok(false),
-                Err(e) => return Err(broken(p, e, printed)),
-            },
-            (None, None) => Ok(false),
-            (None, Some(sse)) => match sse.next_event() {
-                Ok(Some(ev)) => match p.protocol {
-                    Protocol::Anthropic => anthropic::event(&mut state, &ev.data, &mut pieces),
-                    Protocol::Gemini => gemini::event(&ev.data, &mut pieces),
-                    _ => openai::event(&ev.data, &mut pieces),
-                }
-                .map(|()| true),
-                Ok(None) => Ok(false),
-                Err(e) => return Err(broken(p, e, printed)),
-            },
-        };
-        match step {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(why) => return Err(invalid(why, printed)),
-        }
-        for piece in pieces.drain(..) {
-            match piece {
-                Piece::Text(t) => {
-                    printed = true;
-                    let _ = tx.send(Msg::Text(t));
-                }
-                Piece::Usage(u) => {
-                    let _ = tx.send(Msg::Usage(u));
-                }
-                Piece::Done => done = true,
-                Piece::Truncated => {
-                    let _ = tx.send(Msg::Truncated);
-                }
-                Piece::Fail(body) => {
-                    let failure = Failure::InStream(body);
-                    return Err(if printed {
-                        ReadError::AfterText(failure.into_error(p, ""))
-                    } else {
-                        ReadError::BeforeText(Box::new(failure))
-                    });
-                }
-            }
-        }
-        if done && p.protocol != Protocol::Gemini {
-            return Ok(());
-        }
-    }
-    if done {
-        return Ok(());
-    }
-    let e = Error::backend(format!(
-        "the reply from {} ended before it was complete",
-        p.name
-    ))
-    .hint(
-        "the connection was cut mid-answer; what arrived is kept in the chat, marked interrupted",
-    );
-    Err(if printed {
-        ReadError::AfterText(e)
-    } else {
-        ReadError::BeforeText(Box::new(Failure::Cut(e)))
-    })
-}
-
-fn broken(p: &Resolved, e: std::io::Error, printed: bool) -> ReadError {
-    if printed {
-        let what = if is_timeout(&e) {
-            format!(
-                "the reply from {} took longer than {}",
+        attempt += 1;
+        // The error text comes from the server, which may echo the key.
+        ui.notice(&redact(
+            &format!(
+                "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
                 p.name,
-                crate::backend::process::human_duration(p.timeout)
-            )
-        } else {
-            format!("the connection to {} broke mid-answer: {e}", p.name)
-        };
-        ReadError::AfterText(
-            Error::backend(what).hint("what arrived is kept in the chat, marked interrupted"),
-        )
-    } else {
-        ReadError::BeforeText(Box::new(Failure::Io(e)))
+                failure.short(),
+                delay.as_secs_f64(),
+                p.retries
+            ),
+            p,
+        ));
+        std::thread::sleep(delay);
     }
 }
 

@@ -1,4 +1,5 @@
-//! Newline-delimited JSON (Ollama's stream): one JSON value per line, blank lines skipped.
+//! Newline-delimited JSON (Ollama's stream): one JSON value per line, blank lines skipped,
+//! each line at most `sse::MAX_LINE` bytes.
 
 use std::io::{self, BufRead};
 
@@ -19,7 +20,7 @@ impl<R: BufRead> Reader<R> {
     pub(crate) fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
         loop {
             self.line.clear();
-            if self.inner.read_until(b'\n', &mut self.line)? == 0 {
+            if super::sse::read_line(&mut self.inner, &mut self.line)? == 0 {
                 return Ok(None);
             }
             while matches!(self.line.last(), Some(b'\n' | b'\r')) {

@@ -130,7 +130,7 @@ struct Line {
     #[serde(default)]
     eval_count: Option<u64>,
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<ErrorBody>,
 }
 
 #[derive(Deserialize)]
@@ -143,7 +143,7 @@ pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
     let l: Line = serde_json::from_slice(bytes)
         .map_err(|e| format!("a stream line is not valid JSON ({e})"))?;
     if let Some(err) = l.error {
-        out.push(Piece::Fail(ErrorBody::from_value(&err)));
+        out.push(Piece::Fail(err));
         return Ok(());
     }
     if let Some(m) = l.message.filter(|m| !m.content.is_empty()) {
@@ -166,7 +166,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let l: Line = serde_json::from_slice(body)
         .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(err) = l.error {
-        return Err(Bad::Provider(ErrorBody::from_value(&err)));
+        return Err(Bad::Provider(err));
     }
     let usage = Some(Usage {
         input: l.prompt_eval_count,

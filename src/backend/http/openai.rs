@@ -2,7 +2,6 @@
 //! LM Studio, vLLM, llama.cpp, LiteLLM, Ollama's /v1.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::provider::{Protocol, Resolved};
 use super::{Bad, Built, ErrorBody, Limit, Piece};
@@ -167,7 +166,7 @@ struct Chunk {
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
-    error: Option<Value>,
+    error: Option<ErrorBody>,
 }
 
 #[derive(Deserialize)]
@@ -212,7 +211,7 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
     let chunk: Chunk = serde_json::from_str(data)
         .map_err(|e| format!("a stream event is not valid JSON ({e})"))?;
     if let Some(err) = chunk.error {
-        out.push(Piece::Fail(ErrorBody::from_value(&err)));
+        out.push(Piece::Fail(err));
         return Ok(());
     }
     for choice in chunk.choices {
@@ -244,7 +243,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let chunk: Chunk = serde_json::from_slice(body)
         .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(err) = chunk.error {
-        return Err(Bad::Provider(ErrorBody::from_value(&err)));
+        return Err(Bad::Provider(err));
     }
     let choice = chunk
         .choices

@@ -61,7 +61,8 @@ const BUILTINS: &[Builtin] = &[
         name: "gemini-api",
         protocol: Protocol::Gemini,
         base_url: "https://generativelanguage.googleapis.com/v1beta",
-        base_env: &["GEMINI_BASE_URL"],
+        // The Gemini CLI's own variable too; GEMINI_BASE_URL wins when both are set.
+        base_env: &["GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"],
         key_env: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         max_tokens_field: "maxOutputTokens",
     },
@@ -144,7 +145,7 @@ pub(crate) struct Env {
 impl Env {
     pub(crate) fn load(config: &Config) -> Env {
         let path = config.path.with_file_name(".env");
-        let dotenv = std::fs::read_to_string(path)
+        let dotenv = read_dotenv(&path)
             .map(|t| parse_dotenv(&t))
             .unwrap_or_default();
         Env { dotenv }
@@ -183,7 +184,29 @@ impl Env {
     }
 }
 
-/// `KEY=VALUE` lines; `export ` prefixes, comments and quotes allowed.
+/// The most of `.env` that is read; a file of keys is a few hundred bytes.
+const MAX_DOTENV: u64 = 1024 * 1024;
+
+/// `<home>/.env`, when it is a regular file. Opened without blocking and checked before it is
+/// read: a FIFO there (1Password mounts them) would otherwise hang every call.
+fn read_dotenv(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_DOTENV).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// `KEY=VALUE` lines; `export ` prefixes, quotes, and `#` comments (whole lines, or after a
+/// value and a space: `KEY="v" # note`) allowed.
 pub(crate) fn parse_dotenv(text: &str) -> HashMap<String, String> {
     text.lines()
         .filter_map(|l| {
@@ -193,15 +216,26 @@ pub(crate) fn parse_dotenv(text: &str) -> HashMap<String, String> {
             }
             let l = l.strip_prefix("export ").unwrap_or(l);
             let (k, v) = l.split_once('=')?;
-            let v = v.trim();
-            let v = v
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(v);
-            Some((k.trim().to_owned(), v.to_owned()))
+            Some((k.trim().to_owned(), dotenv_value(v.trim())))
         })
         .collect()
+}
+
+/// A value: quoted (up to the closing quote; what follows is a comment) or bare (up to a `#`
+/// after white space).
+fn dotenv_value(v: &str) -> String {
+    for q in ['"', '\''] {
+        if let Some(rest) = v.strip_prefix(q)
+            && let Some(end) = rest.find(q)
+        {
+            return rest[..end].to_owned();
+        }
+    }
+    let cut = v
+        .char_indices()
+        .find(|&(i, c)| c == '#' && v[..i].ends_with([' ', '\t']))
+        .map_or(v.len(), |(i, _)| i);
+    v[..cut].trim_end().to_owned()
 }
 
 /// A provider ready to call.
@@ -224,19 +258,53 @@ pub(crate) struct Resolved {
     pub(crate) stream: bool,
     /// Where the base URL came from, for messages.
     pub(crate) base_from: String,
+    /// The query of the base URL (`key=x` of `…/v1?key=x`), kept apart so paths go before it.
+    pub(crate) base_query: Option<String>,
     /// Everything never to show: the key, configured header values, and every value a
     /// `${VAR}` in config stood for.
     pub(crate) secrets: Vec<String>,
 }
 
 impl Resolved {
-    /// `text` with every secret replaced by `***`.
+    /// `text` with every secret replaced by `***`, and so are the credentials of any URL in it
+    /// (`http://user:password@host` → `http://***@host`).
     pub(crate) fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
+        let mut out = redact_userinfo(text);
         for s in self.secrets.iter().filter(|s| s.len() >= 4) {
             out = out.replace(s.as_str(), "***");
         }
         out
+    }
+}
+
+/// `scheme://user:password@host…` → `scheme://***@host…`, for every URL in `text`.
+pub(crate) fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let authority_end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        match tail[..authority_end].rfind('@') {
+            Some(i) => {
+                out.push_str("***");
+                rest = &tail[i..];
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A number as config gave it, short even when huge (`1e300`, not 301 digits).
+pub(crate) fn show_number(n: f64) -> String {
+    if n != 0.0 && !(1e-3..1e9).contains(&n.abs()) {
+        format!("{n:e}")
+    } else {
+        n.to_string()
     }
 }
 
@@ -282,6 +350,7 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
             ),
         },
     };
+    let (base_url, base_query) = split_query(&base_url);
     let base_url = normalize_base(&base_url, protocol);
     if base_url.is_empty() {
         let var = base_env
@@ -332,7 +401,8 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         Some(s) if s > 0.0 && Duration::try_from_secs_f64(s).is_ok() => Duration::from_secs_f64(s),
         Some(s) => {
             return Err(Error::config(format!(
-                "providers.{name}.timeout must be a positive number of seconds, not {s}"
+                "providers.{name}.timeout must be a positive number of seconds, not {}",
+                show_number(s)
             )));
         }
         None => config.timeout,
@@ -369,8 +439,21 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         max_requests_per_minute: cfg.max_requests_per_minute.filter(|n| *n > 0),
         stream: cfg.stream.unwrap_or(true),
         base_from,
+        base_query,
         secrets,
     })
+}
+
+/// `…/v1?x=1#frag` → (`…/v1`, `x=1`). The fragment is never sent to a server.
+fn split_query(url: &str) -> (String, Option<String>) {
+    let url = url.split_once('#').map_or(url, |(u, _)| u);
+    match url.split_once('?') {
+        Some((base, query)) => (
+            base.to_owned(),
+            Some(query.to_owned()).filter(|q| !q.is_empty()),
+        ),
+        None => (url.to_owned(), None),
+    }
 }
 
 /// Trim a trailing `/`; give OLLAMA_HOST-style `host:port` a scheme.
@@ -378,6 +461,9 @@ fn normalize_base(url: &str, protocol: Protocol) -> String {
     let url = url.trim().trim_end_matches('/');
     if url.is_empty() {
         return String::new();
+    }
+    if protocol == Protocol::Gemini {
+        return gemini_base(url);
     }
     if url.contains("://") {
         return url.to_owned();
@@ -388,6 +474,28 @@ fn normalize_base(url: &str, protocol: Protocol) -> String {
         url.to_owned()
     };
     format!("http://{url}")
+}
+
+/// Gemini's paths start after the API version: a host root (`http://127.0.0.1:8080`, as
+/// proxies are often given) gets `/v1beta`; a URL ending in a version (`/v1`, `/v1beta`,
+/// `/v1alpha`) is kept.
+fn gemini_base(url: &str) -> String {
+    let url = if url.contains("://") {
+        url.to_owned()
+    } else {
+        format!("http://{url}")
+    };
+    let last = url.rsplit('/').next().unwrap_or("");
+    let version = last.strip_prefix('v').is_some_and(|v| {
+        let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c.is_ascii_digit());
+        digits.is_empty() && v.starts_with(|c: char| c.is_ascii_digit())
+    });
+    let path_starts = url.find("://").map_or(0, |i| i + 3);
+    if version && url[path_starts..].contains('/') {
+        url
+    } else {
+        format!("{url}/v1beta")
+    }
 }
 
 #[cfg(test)]
@@ -401,6 +509,43 @@ mod tests {
         assert_eq!(m["B"], "two words");
         assert_eq!(m["C"], "x");
         assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn dotenv_comments_and_quotes() {
+        let m = parse_dotenv(
+            "A = \"k\" # note\nB='x y' #c\nC=plain # c\nD=a#b\nE=\"#in\"\nF=\"unclosed\n",
+        );
+        assert_eq!(m["A"], "k");
+        assert_eq!(m["B"], "x y");
+        assert_eq!(m["C"], "plain");
+        assert_eq!(m["D"], "a#b");
+        assert_eq!(m["E"], "#in");
+        assert_eq!(m["F"], "\"unclosed");
+    }
+
+    #[test]
+    fn userinfo_is_redacted() {
+        assert_eq!(
+            redact_userinfo("POST http://u:pw@h:1/v1?a=b@c and https://x@y/z, ftp://plain/p"),
+            "POST http://***@h:1/v1?a=b@c and https://***@y/z, ftp://plain/p"
+        );
+    }
+
+    #[test]
+    fn queries_and_gemini_versions() {
+        assert_eq!(
+            split_query("http://h/v1?x=1#f"),
+            ("http://h/v1".into(), Some("x=1".into()))
+        );
+        assert_eq!(split_query("http://h/v1#f"), ("http://h/v1".into(), None));
+        assert_eq!(gemini_base("http://h:1"), "http://h:1/v1beta");
+        assert_eq!(gemini_base("http://h:1/v1"), "http://h:1/v1");
+        assert_eq!(gemini_base("h:1/p/v1alpha"), "http://h:1/p/v1alpha");
+        assert_eq!(gemini_base("http://h/vendor"), "http://h/vendor/v1beta");
+        assert_eq!(gemini_base("http://v1"), "http://v1/v1beta");
+        assert_eq!(show_number(-1e300), "-1e300");
+        assert_eq!(show_number(-2.5), "-2.5");
     }
 
     #[test]

@@ -3,6 +3,46 @@
 
 use std::io::{self, BufRead};
 
+/// The longest line, and the longest event, a stream may send (SSE and NDJSON alike). Real
+/// events are a few hundred bytes; without a bound, a server that never sends a newline
+/// would fill the memory.
+pub(crate) const MAX_LINE: usize = 4 * 1024 * 1024;
+
+fn too_long(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{what} of the stream is longer than 4 MiB, the most ai accepts"),
+    )
+}
+
+/// `read_until(b'\n')` into `buf`, failing past [`MAX_LINE`] bytes; the count read, 0 at the end.
+pub(crate) fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let available = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        buf.extend_from_slice(&available[..used]);
+        r.consume(used);
+        total += used;
+        if buf.len() > MAX_LINE {
+            return Err(too_long("a line"));
+        }
+        if done {
+            return Ok(total);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Event {
     /// The `event:` field, when given.
@@ -30,7 +70,7 @@ impl<R: BufRead> Reader<R> {
         let mut has_data = false;
         loop {
             self.line.clear();
-            let n = self.inner.read_until(b'\n', &mut self.line)?;
+            let n = read_line(&mut self.inner, &mut self.line)?;
             if n == 0 {
                 return Ok(if has_data || ev.name.is_some() {
                     Some(ev)
@@ -62,6 +102,9 @@ impl<R: BufRead> Reader<R> {
                     }
                     ev.data.push_str(&value);
                     has_data = true;
+                    if ev.data.len() > MAX_LINE {
+                        return Err(too_long("an event"));
+                    }
                 }
                 "event" => ev.name = Some(value),
                 _ => {} // id, retry, unknown fields
@@ -139,6 +182,25 @@ mod tests {
             }
             assert_eq!(got, whole, "split at {cut}");
         }
+    }
+
+    #[test]
+    fn lines_and_events_are_bounded() {
+        let long = vec![b'a'; MAX_LINE + 10];
+        let mut r = Reader::new(&long[..]);
+        assert_eq!(
+            r.next_event().unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        let half = format!("data: {}\n", "b".repeat(MAX_LINE / 2 + 1));
+        let twice = format!("{half}{half}\n");
+        let mut r = Reader::new(twice.as_bytes());
+        assert_eq!(
+            r.next_event().unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        let fits = format!("data: {}\n\n", "c".repeat(MAX_LINE - 7));
+        assert_eq!(all(fits.as_bytes()).len(), 1);
     }
 
     #[test]
