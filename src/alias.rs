@@ -5,20 +5,6 @@ use std::collections::BTreeMap;
 use crate::config::{AliasTarget, Config};
 use crate::error::{Error, Result};
 
-/// Words that are never aliases: the reserved words of [`crate::cli::is_reserved`], read from
-/// the clap definitions. A value with `contains`, so callers written for the old hand-made list
-/// keep working; new code calls `cli::is_reserved`.
-pub(crate) const RESERVED: Reserved = Reserved;
-
-/// See [`RESERVED`].
-pub(crate) struct Reserved;
-
-impl Reserved {
-    pub(crate) fn contains(&self, word: &&str) -> bool {
-        crate::cli::is_reserved(word)
-    }
-}
-
 /// The Python tool's default aliases (alias, provider, model), plus `echo`.
 pub(crate) const BUILTIN: &[(&str, &str, &str)] = &[
     // Claude Code

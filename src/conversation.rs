@@ -163,7 +163,7 @@ pub(crate) fn quoted(part: &Part) -> String {
                 out.push_str(&format!(
                     "<<{tag} source {}: {}>>\n{}\n<<{tag} end>>\n",
                     s.label,
-                    one_line(&s.title),
+                    crate::fmt::one_line(&s.title, usize::MAX),
                     s.text
                 ));
             }
@@ -174,10 +174,6 @@ pub(crate) fn quoted(part: &Part) -> String {
         Part::ToolCall(c) => format!("(called the tool {} with {})", c.name, c.arguments),
         Part::ToolResult(r) => r.content.clone(),
     }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// An 8-hex-digit tag derived from `texts` (so a dry run shows what a real run sends), moved on

@@ -1,11 +1,5 @@
 //! Small text formatters shared by every layer: one version of each, so that a duration, a size
 //! or a one-line quote reads the same in a notice, an error and a table.
-//!
-//! The copies these replace still have callers (`backend/http/failure.rs`, `commands/export.rs`
-//! and `commands/chat.rs` define `one_line`; `backend::process::human_duration` and
-//! `input::human_size` are called across layers); until those switch, parts of this module are
-//! unused.
-#![allow(dead_code)]
 
 use std::time::Duration;
 
@@ -86,13 +80,10 @@ mod tests {
     fn agrees_with_the_copies_it_replaces() {
         for secs in [0.0, 0.25, 1.5, 9.99, 10.0, 59.0, 60.0, 61.0, 3600.0, 1e6] {
             let d = Duration::from_secs_f64(secs);
-            assert_eq!(
-                human_duration(d),
-                crate::backend::process::human_duration(d)
-            );
+            assert_eq!(human_duration(d), crate::fmt::human_duration(d));
         }
         for n in [0, 1, 1023, 1024, 1_048_575, 1_048_576, u64::MAX] {
-            assert_eq!(human_size(n), crate::input::human_size(n));
+            assert_eq!(human_size(n), crate::fmt::human_size(n));
         }
     }
 }

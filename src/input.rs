@@ -130,7 +130,7 @@ fn read_one(path: &Path, shown: String, ui: &Ui, total: &mut u64) -> Result<Opti
     if meta.len() > MAX_FILE {
         ui.notice(&format!(
             "ai: skipped {shown}: larger than 1 MiB ({})",
-            human_size(meta.len())
+            crate::fmt::human_size(meta.len())
         ));
         return Ok(None);
     }
@@ -152,16 +152,6 @@ fn read_one(path: &Path, shown: String, ui: &Ui, total: &mut u64) -> Result<Opti
         .hint("name fewer or smaller files"));
     }
     Ok(Some(FileBlock { shown, text }))
-}
-
-pub(crate) fn human_size(bytes: u64) -> String {
-    if bytes >= 1024 * 1024 {
-        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
-    } else if bytes >= 1024 {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
-    } else {
-        format!("{bytes} B")
-    }
 }
 
 /// Read all of standard input when it is not a terminal. When a prompt was given too and

@@ -146,7 +146,7 @@ fn show_one(route: &Route, result: &Result<Option<Done>>, ms: u128) -> Result<()
                 text.push('\n');
             }
             text.push('\n');
-            output::print_stdout(&text)
+            output::print_foreign(&text)
         }
         Ok(None) => Ok(()),
         Err(e) => {

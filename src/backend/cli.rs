@@ -150,7 +150,7 @@ fn custom(
             if prompt.len() >= MAX_ARG {
                 return Err(Error::usage(format!(
                     "the prompt is {} but backend '{name}' takes it as one argument, which Linux limits to 128 KiB",
-                    crate::input::human_size(prompt.len() as u64)
+                    crate::fmt::human_size(prompt.len() as u64)
                 ))
                 .hint(format!(
                     "if {} reads standard input, set \"prompt\": \"stdin\" for it under \"backends\" in config.json",

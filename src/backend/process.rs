@@ -162,7 +162,7 @@ pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> O
         let e = Error::backend(format!(
             "{} did not finish within {}; it was stopped",
             inv.name,
-            human_duration(timeout)
+            crate::fmt::human_duration(timeout)
         ))
         .hint("allow longer with --timeout SECS, or \"timeout\" (seconds) in config.json");
         return failed(text, e);
@@ -313,17 +313,4 @@ fn last_lines(bytes: &[u8]) -> Option<String> {
         out = format!("…{}", &out[cut..]);
     }
     Some(out)
-}
-
-pub(crate) fn human_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    if secs >= 60 && secs.is_multiple_of(60) {
-        format!("{}m", secs / 60)
-    } else if secs >= 60 {
-        format!("{}m {}s", secs / 60, secs % 60)
-    } else if d.subsec_millis() > 0 && secs < 10 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        format!("{secs}s")
-    }
 }

@@ -19,11 +19,6 @@ pub(crate) fn id_shaped(s: &str) -> bool {
         && s.bytes().any(|b| b.is_ascii_digit())
 }
 
-/// Words that are chat subcommands, never chat names.
-pub(crate) const RESERVED_NAMES: &[&str] = &[
-    "list", "show", "delete", "rename", "retry", "gc", "new", "help",
-];
-
 /// How a chat given a name is stored: an ID of the generated shape as it is (upper-case), any
 /// other name lower-case. So `find` needs only the word as typed, upper- and lower-cased.
 pub(crate) fn file_id(name: &str) -> String {

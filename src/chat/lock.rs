@@ -51,7 +51,7 @@ pub(super) fn lock(file: &File, id: &str, wait: Wait, ui: &Ui, path: &Path) -> R
         if start.elapsed() > limit {
             return Err(Error::busy(format!(
                 "chat {id} stayed in use by another ai call for {}",
-                crate::backend::process::human_duration(limit)
+                crate::fmt::human_duration(limit)
             ))
             .hint("check for a hung ai process (ps), or try again later"));
         }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use super::file::Chat;
 use super::file::load;
-pub(crate) use super::id::{RESERVED_NAMES, check_id, file_id, id_shaped, valid_id};
+pub(crate) use super::id::{check_id, file_id, id_shaped, valid_id};
 use super::id::{random_id, space};
 use super::legacy;
 pub(crate) use super::lock::Wait;

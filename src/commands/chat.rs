@@ -12,6 +12,7 @@ use crate::chat::record::{self, Header, Record, Role};
 use crate::chat::store::{self, Wait};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
+use crate::fmt::one_line;
 use crate::output::{self, sanitize};
 
 pub(crate) fn list(ctx: &Ctx, json: bool, limit: usize) -> Result<()> {
@@ -94,17 +95,6 @@ fn unanswered(records: &[Record]) -> std::collections::HashSet<usize> {
             _ => None,
         })
         .collect()
-}
-
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = sanitize(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    match flat.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &flat[..i]),
-        None => flat,
-    }
 }
 
 fn ago(d: Duration) -> String {
@@ -495,9 +485,9 @@ pub(crate) fn new(
         if ctx.store.find(n).is_some() {
             return Err(Error::usage(format!("chat '{n}' already exists")));
         }
-        if store::RESERVED_NAMES.contains(&n) {
+        if crate::cli::is_reserved(n) {
             return Err(Error::usage(format!(
-                "'{n}' cannot be a chat name (it is a chat command)"
+                "'{n}' cannot be a chat name (it is a command word)"
             )));
         }
     }

@@ -25,7 +25,7 @@ pub(crate) fn run(
     let mut chat = ctx.store.open(&id, wait, None, &ctx.ui)?;
     let route = route::of_chat(&chat, &ctx.config)?;
     match compact::run(ctx, &mut chat, &route, keep, timeout)? {
-        Some(summary) => output::print_stdout(&format!("{}\n", summary.content.trim_end())),
+        Some(summary) => output::print_foreign(&format!("{}\n", summary.content.trim_end())),
         None => Ok(()),
     }
 }

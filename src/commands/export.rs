@@ -51,19 +51,29 @@ fn markdown(doc: &Document) -> String {
         .title
         .clone()
         .unwrap_or_else(|| format!("Chat {}", doc.header.id));
-    let mut out = format!("<!-- ai-chat {tag} {head} -->\n# {}\n", one_line(&title));
+    let mut out = format!(
+        "<!-- ai-chat {tag} {head} -->\n# {}\n",
+        crate::fmt::one_line(&title, usize::MAX)
+    );
     for r in &doc.records {
         let (heading, content) = match r {
             Record::Message(m) => {
                 let who = match m.role {
                     Role::User => "You".to_owned(),
-                    Role::Assistant => one_line(m.origin.alias.as_deref().unwrap_or("Assistant")),
+                    Role::Assistant => crate::fmt::one_line(
+                        m.origin.alias.as_deref().unwrap_or("Assistant"),
+                        usize::MAX,
+                    ),
                 };
                 let mark = if m.interrupted { " (interrupted)" } else { "" };
                 (format!("### {who}{mark} · {}", m.ts), m.content.as_str())
             }
             Record::Pending(p) => (
-                format!("### You (not answered: {}) · {}", one_line(&p.error), p.ts),
+                format!(
+                    "### You (not answered: {}) · {}",
+                    crate::fmt::one_line(&p.error, usize::MAX),
+                    p.ts
+                ),
                 p.content.as_str(),
             ),
             Record::Summary(s) => (
@@ -116,16 +126,12 @@ fn round_text(x: &crate::chat::record::RoundRec) -> String {
         };
         out.push_str(&format!(
             "- `{}` {} → {how}\n",
-            one_line(&c.name),
-            one_line(&c.arguments)
+            crate::fmt::one_line(&c.name, usize::MAX),
+            crate::fmt::one_line(&c.arguments, usize::MAX)
         ));
     }
     out.truncate(out.trim_end().len());
     out
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// 8 hex digits found in no message, header or heading.
@@ -254,7 +260,7 @@ pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
     })?;
     let wanted = doc.header.id.clone();
     let free = store::valid_id(&wanted)
-        && !store::RESERVED_NAMES.contains(&wanted.as_str())
+        && !crate::cli::is_reserved(&wanted)
         && ctx.store.find(&wanted).is_none();
     let name = free.then_some(wanted.as_str());
     let mut chat = match name {

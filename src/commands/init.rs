@@ -143,7 +143,7 @@ fn add_aliases(
         let taken = name.is_empty()
             || aliases.contains_key(&name)
             || alias::BUILTIN.iter().any(|(a, _, _)| *a == name)
-            || alias::RESERVED.contains(&name.as_str());
+            || crate::cli::is_reserved(&name);
         if !taken {
             aliases.insert(name.clone(), json!([provider, model]));
             added.push(format!("{name} → {model}"));

@@ -69,5 +69,6 @@ pub(super) fn dry_run(
     prepared: &Prepared,
 ) -> Result<()> {
     let req = request(opts, opened, prepared);
-    output::print_stdout(&backend::dry_run(&req, &ctx.config)?)
+    // It holds the prompt (files, standard input): made safe on a terminal like any such text.
+    output::print_foreign(&backend::dry_run(&req, &ctx.config)?)
 }

@@ -267,11 +267,11 @@ impl Failure {
             Some(d) => format!(
                 "the server asks to wait {}; that is beyond {limit} ({})",
                 wait_text(d),
-                crate::backend::process::human_duration(p.timeout)
+                crate::fmt::human_duration(p.timeout)
             ),
             None => format!(
                 "no time is left for another try within {limit} ({}); allow longer with --timeout SECS",
-                crate::backend::process::human_duration(p.timeout)
+                crate::fmt::human_duration(p.timeout)
             ),
         };
         self.into_error(p, model).hint(hint)
@@ -306,7 +306,7 @@ impl Failure {
                 status_error(p, model, status, &body, asked)
             }
             Failure::InStream(body) => {
-                let msg = one_line(&body.message);
+                let msg = crate::fmt::one_line(&body.message, 300);
                 if body.code == "blocked" {
                     Error::backend(format!("{}: {msg}", p.name))
                         .hint("the provider's safety filter refused it; rephrase the prompt")
@@ -387,17 +387,6 @@ fn retry_after(v: &str) -> Option<Duration> {
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
-pub(super) fn one_line(text: &str) -> String {
-    let flat = crate::output::sanitize(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    match flat.char_indices().nth(300) {
-        Some((i, _)) => format!("{}…", &flat[..i]),
-        None => flat,
-    }
-}
-
 fn transport_error(p: &Resolved, e: ureq::Error) -> Error {
     let base = &p.base_url;
     match e {
@@ -429,7 +418,7 @@ fn timeout_error(p: &Resolved) -> Error {
     Error::backend(format!(
         "no answer from {} within {}",
         p.name,
-        crate::backend::process::human_duration(p.timeout)
+        crate::fmt::human_duration(p.timeout)
     ))
     .hint("allow longer with --timeout SECS, or \"timeout\" in config.json")
 }
@@ -450,7 +439,7 @@ fn status_error(
     asked: Option<Duration>,
 ) -> Error {
     let name = &p.name;
-    let msg = one_line(&body.message);
+    let msg = crate::fmt::one_line(&body.message, 300);
     let detail = if msg.is_empty() {
         format!("{status}")
     } else {

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use super::failure::{Failure, is_timeout, one_line};
+use super::failure::{Failure, is_timeout};
 use super::provider::{Protocol, Resolved};
 use super::{Bad, ErrorBody, Msg, Piece, Tx, anthropic, gemini, ndjson, ollama, openai, sse};
 use crate::error::Error;
@@ -85,7 +85,7 @@ pub(super) fn read(
                 Error::backend(format!(
                     "invalid response from {}: one JSON document, not an event stream: {}",
                     p.name,
-                    one_line(&start)
+                    crate::fmt::one_line(&start, 300)
                 ))
                 .hint(base_hint(p))
             } else {
@@ -150,8 +150,8 @@ fn html_summary(page: &str) -> String {
         Some(page[open..close].trim().to_owned())
     });
     match title.filter(|t| !t.is_empty()) {
-        Some(t) => format!("\"{}\"", one_line(&t)),
-        None => one_line(page),
+        Some(t) => format!("\"{}\"", crate::fmt::one_line(&t, 300)),
+        None => crate::fmt::one_line(page, 300),
     }
 }
 
@@ -199,7 +199,7 @@ fn invalid(p: &Resolved, why: &str, data: &str) -> Error {
         let detail = why
             .split_once('(')
             .map_or(why, |(_, rest)| rest.strip_suffix(')').unwrap_or(rest));
-        let start: String = one_line(data).chars().take(120).collect();
+        let start: String = crate::fmt::one_line(data, 300).chars().take(120).collect();
         format!("an event has an unexpected shape ({detail}): {start}")
     } else {
         why.to_owned()
@@ -314,7 +314,7 @@ fn broken(p: &Resolved, e: std::io::Error, printed: bool) -> ReadError {
             format!(
                 "the reply from {} took longer than {}",
                 p.name,
-                crate::backend::process::human_duration(p.timeout)
+                crate::fmt::human_duration(p.timeout)
             )
         } else {
             format!("the connection to {} broke mid-answer: {e}", p.name)
