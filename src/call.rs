@@ -47,7 +47,8 @@ pub(crate) fn run(
     } else {
         input::read_stdin(!parsed.prompt.is_empty() || !files.is_empty(), &ctx.ui)?
     };
-    let prompt = input::assemble(&files, stdin.as_deref(), &parsed.prompt);
+    let prompt = input::assemble(&files, stdin, &parsed.prompt);
+    drop(files);
     if prompt.trim().is_empty() {
         let label = parsed.models.first().map_or("sonnet", |r| r.label.as_str());
         return Err(Error::usage("no prompt given").hint(format!(

@@ -6,6 +6,8 @@
 //! read, never instructions: every renderer puts it inside markers its text cannot imitate
 //! ([`fence`]), and never in the system role.
 
+use std::borrow::Cow;
+
 /// Who a message is from, on the wire. (The chat file's `role` is `chat::record::Role`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Role {
@@ -72,8 +74,12 @@ impl Message {
         }
     }
 
-    /// The text parts, joined (quoted parts rendered as text with `fence`).
-    pub(crate) fn plain_text(&self) -> String {
+    /// The text parts, joined (quoted parts rendered as text with `fence`). Borrowed when the
+    /// message is one text, as a new prompt is: a long prompt is not copied into the request.
+    pub(crate) fn plain_text(&self) -> Cow<'_, str> {
+        if let [Part::Text(t)] = self.parts.as_slice() {
+            return Cow::Borrowed(t);
+        }
         let mut out = String::new();
         for part in &self.parts {
             let piece = match part {
@@ -86,7 +92,7 @@ impl Message {
             }
             out.push_str(&piece);
         }
-        out
+        Cow::Owned(out)
     }
 
     pub(crate) fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {

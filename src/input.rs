@@ -206,8 +206,26 @@ pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
 
 /// Join files, stdin and prompt words into the text sent to the model, written once into one
 /// string (stdin may be megabytes: no intermediate copies).
-pub(crate) fn assemble(files: &[FileBlock], stdin: Option<&str>, words: &str) -> String {
+pub(crate) fn assemble(files: &[FileBlock], stdin: Option<String>, words: &str) -> String {
+    // The usual pipe (standard input, perhaps with words): its buffer becomes the prompt, so a
+    // long input is never held twice.
+    if files.is_empty()
+        && let Some(mut s) = stdin
+    {
+        s.truncate(s.trim_end_matches(['\n', '\r']).len());
+        if s.trim().is_empty() {
+            s.clear();
+        }
+        if !words.trim().is_empty() {
+            if !s.is_empty() {
+                s.push_str("\n\n");
+            }
+            s.push_str(words);
+        }
+        return s;
+    }
     let stdin = stdin
+        .as_deref()
         .map(|s| s.trim_end_matches(['\n', '\r']))
         .filter(|s| !s.trim().is_empty());
     let words = Some(words).filter(|w| !w.trim().is_empty());
@@ -253,10 +271,13 @@ mod tests {
             text: "A\n".into(),
         }];
         assert_eq!(
-            assemble(&f, Some("S\n"), "Q"),
+            assemble(&f, Some("S\n".into()), "Q"),
             "<file path=\"a.txt\">\nA\n</file>\n\nS\n\nQ"
         );
-        assert_eq!(assemble(&[], Some("  \n"), "Q"), "Q");
+        assert_eq!(assemble(&[], Some("  \n".into()), "Q"), "Q");
         assert_eq!(assemble(&[], None, ""), "");
+        assert_eq!(assemble(&[], Some("S\r\n\n".into()), "Q"), "S\n\nQ");
+        assert_eq!(assemble(&[], Some("S\n".into()), "  "), "S");
+        assert_eq!(assemble(&[], Some(" \n".into()), ""), "");
     }
 }

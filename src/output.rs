@@ -133,7 +133,7 @@ fn stdout_error(e: io::Error) -> Error {
     }
 }
 
-/// Where a reply goes as it arrives: stdout, flushed per chunk, and captured.
+/// Where a reply goes as it arrives (stdout, flushed per chunk). The backend keeps the text.
 pub(crate) trait Sink {
     fn chunk(&mut self, bytes: &[u8]) -> Result<(), Error>;
 }
@@ -143,9 +143,13 @@ pub(crate) trait Sink {
 /// under 1 MiB (128k tokens is about 0.5 MiB).
 pub(crate) const MAX_REPLY: usize = 16 * 1024 * 1024;
 
-/// Streams to stdout (unless `quiet_stdout`, for `--json`) and keeps a copy.
+/// Streams to stdout (or not, for `--json`, `cmd` and several models) and counts what it saw.
+/// It keeps no copy: the backend's outcome holds the text, once.
 pub(crate) struct ReplySink {
-    captured: Vec<u8>,
+    /// Bytes of reply so far.
+    received: usize,
+    /// The last byte of the reply was a newline.
+    ends_in_newline: bool,
     to_stdout: bool,
     spinner: Option<Spinner>,
     /// Cleans the stream when stdout is a terminal (a pipe gets the bytes exactly).
@@ -155,7 +159,8 @@ pub(crate) struct ReplySink {
 impl ReplySink {
     pub(crate) fn new(to_stdout: bool) -> ReplySink {
         ReplySink {
-            captured: Vec::new(),
+            received: 0,
+            ends_in_newline: false,
             to_stdout,
             spinner: None,
             terminal: (to_stdout && io::stdout().is_terminal()).then(Cleaner::new),
@@ -173,23 +178,21 @@ impl ReplySink {
         self.spinner.take();
     }
 
-    /// End the streamed reply with a newline if it lacks one; return the text.
-    pub(crate) fn finish(mut self) -> Result<String, Error> {
+    /// End the streamed reply with a newline if it lacks one.
+    pub(crate) fn finish(mut self) -> Result<(), Error> {
         self.spinner.take();
         if let Some(cleaner) = &mut self.terminal {
             let mut tail = String::new();
             cleaner.finish(&mut tail);
             write_stdout(tail.as_bytes())?;
         }
-        if self.to_stdout && !self.captured.is_empty() && !self.captured.ends_with(b"\n") {
+        if self.to_stdout && self.received > 0 && !self.ends_in_newline {
             let mut out = io::stdout().lock();
             out.write_all(b"\n")
                 .and_then(|()| out.flush())
                 .map_err(stdout_error)?;
         }
-        // The bytes themselves when they are UTF-8 (they are, from every backend): no copy.
-        Ok(String::from_utf8(self.captured)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        Ok(())
     }
 }
 
@@ -199,14 +202,17 @@ impl Sink for ReplySink {
             // The spinner's line is cleared before the reply starts on the same terminal.
             self.spinner.take();
         }
-        if self.captured.len() + bytes.len() > MAX_REPLY {
+        if self.received + bytes.len() > MAX_REPLY {
             return Err(Error::Backend {
                 msg: "the reply is longer than 16 MiB, the most ai keeps; the rest was not read"
                     .into(),
                 hint: Some("ask for a shorter answer, or for it in parts".into()),
             });
         }
-        self.captured.extend_from_slice(bytes);
+        self.received += bytes.len();
+        if let Some(&last) = bytes.last() {
+            self.ends_in_newline = last == b'\n';
+        }
         if let Some(cleaner) = &mut self.terminal {
             let mut shown = String::with_capacity(bytes.len());
             cleaner.push_bytes(bytes, &mut shown);
@@ -308,11 +314,11 @@ mod sink_tests {
     use super::{MAX_REPLY, ReplySink, Sink};
 
     #[test]
-    fn the_capture_is_bounded() {
+    fn the_reply_is_bounded() {
         let mut sink = ReplySink::new(false);
         assert!(sink.chunk(&vec![b'a'; MAX_REPLY]).is_ok());
         let err = sink.chunk(b"b").unwrap_err();
         assert!(err.to_string().contains("16 MiB"), "{err}");
-        assert_eq!(sink.finish().unwrap().len(), MAX_REPLY);
+        assert!(sink.finish().is_ok());
     }
 }

@@ -2,6 +2,7 @@
 //! and custom CLIs declared in config. The prompt always travels as data: on stdin, or as one
 //! argv element, never through a shell.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::Request;
@@ -14,13 +15,14 @@ pub(crate) const MAX_ARG: usize = 128 * 1024;
 
 /// A program ready to run.
 #[derive(Debug)]
-pub(crate) struct Invocation {
+pub(crate) struct Invocation<'a> {
     /// Backend name for messages (`claude`).
     pub(crate) name: String,
     pub(crate) program: String,
     pub(crate) args: Vec<String>,
     /// Written to the child's stdin and closed; `None` gives it /dev/null.
-    pub(crate) stdin: Option<String>,
+    /// Borrowed from the request when it is the prompt alone: a long prompt is held once.
+    pub(crate) stdin: Option<Cow<'a, str>>,
     /// Hold stdout until a successful exit: for CLIs that print their errors on stdout.
     pub(crate) hold_stdout: bool,
     pub(crate) cli: Option<Cli>,
@@ -41,12 +43,12 @@ pub(crate) fn install_hint(cli: Cli) -> &'static str {
 }
 
 /// The text a CLI receives: the prompt alone, or the conversation as one transcript.
-pub(crate) fn prompt_text(req: &Request<'_>) -> String {
+pub(crate) fn prompt_text<'a>(req: &Request<'a>) -> Cow<'a, str> {
     super::transcript::render(req.system, req.messages)
 }
 
 /// Build the invocation for a CLI route.
-pub(crate) fn build(req: &Request<'_>, config: &Config) -> Result<Invocation> {
+pub(crate) fn build<'a>(req: &Request<'a>, config: &Config) -> Result<Invocation<'a>> {
     let route = req.route;
     let prompt = prompt_text(req);
     match &route.provider {
@@ -64,7 +66,7 @@ pub(crate) fn build(req: &Request<'_>, config: &Config) -> Result<Invocation> {
     }
 }
 
-fn builtin(cli: Cli, req: &Request<'_>, prompt: String) -> Invocation {
+fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<'a> {
     let model = req.route.model.clone();
     let modes = req.modes;
     let mut notes = Vec::new();
@@ -122,12 +124,12 @@ fn builtin(cli: Cli, req: &Request<'_>, prompt: String) -> Invocation {
     }
 }
 
-fn custom(
+fn custom<'a>(
     name: &str,
     spec: &CustomBackend,
     req: &Request<'_>,
-    prompt: String,
-) -> Result<Invocation> {
+    prompt: Cow<'a, str>,
+) -> Result<Invocation<'a>> {
     let mut args = spec.args.clone();
     let mut notes = Vec::new();
     match spec.model_arg.as_deref() {
@@ -164,7 +166,7 @@ fn custom(
                     "the prompt starts with '-' and {name} takes it as a plain argument; set \"prompt\": \"after-dashdash\" if it misreads it"
                 ));
             }
-            args.push(prompt);
+            args.push(prompt.into_owned());
             None
         }
     };
@@ -180,7 +182,7 @@ fn custom(
     })
 }
 
-impl Invocation {
+impl Invocation<'_> {
     /// The `--dry-run` account: program (resolved on PATH), arguments, and the prompt.
     pub(crate) fn describe(&self) -> String {
         let found = find_program(&self.program);

@@ -21,7 +21,7 @@ const LINGER: Duration = Duration::from_millis(500);
 /// Keep at most this much of a child's stderr (the end of it).
 const STDERR_KEEP: usize = 64 * 1024;
 
-pub(crate) fn run(inv: &Invocation, timeout: Duration, sink: &mut dyn Sink) -> Outcome {
+pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> Outcome {
     let mut cmd = Command::new(&inv.program);
     cmd.args(&inv.args)
         .stdin(if inv.stdin.is_some() {
@@ -233,7 +233,7 @@ fn failed(text: String, e: Error) -> Outcome {
     }
 }
 
-fn spawn_error(inv: &Invocation, e: &std::io::Error) -> Error {
+fn spawn_error(inv: &Invocation<'_>, e: &std::io::Error) -> Error {
     match e.kind() {
         std::io::ErrorKind::NotFound => {
             let err = Error::backend(format!(
@@ -255,7 +255,7 @@ fn spawn_error(inv: &Invocation, e: &std::io::Error) -> Error {
 
 /// The backend's own words (stderr, or stdout when stderr is empty, as claude does), its exit
 /// code, and a hint where the code is known.
-fn exit_error(inv: &Invocation, status: ExitStatus, stderr: &[u8], stdout: &[u8]) -> Error {
+fn exit_error(inv: &Invocation<'_>, status: ExitStatus, stderr: &[u8], stdout: &[u8]) -> Error {
     let how = match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),
         (None, Some(sig)) => format!("signal {sig}"),

@@ -122,6 +122,9 @@ pub(super) fn load(
     })
 }
 
+/// The buffer appends are written through: a turn under this size is one `write`.
+const APPEND_BUFFER: usize = 256 * 1024;
+
 /// An append that failed: nothing of it is on disk. `cause` says why (a full disk, most often).
 /// Callers that hold the turn's text (the prompt, the reply) should show it: it exists nowhere
 /// else now. With `?` it becomes an ordinary [`Error`] whose message says the turn was not saved.
@@ -159,19 +162,16 @@ impl Chat {
             chat: chat.id.clone(),
             cause,
         };
-        let mut text = self.legacy_prefix.clone().unwrap_or_default();
-        for r in records {
-            text.push_str(&record::line(r));
-        }
         if let Some(legacy_path) = self.legacy.clone() {
+            let mut text = self.legacy_prefix.clone().unwrap_or_default();
+            for r in records {
+                text.push_str(&record::line(r));
+            }
             let header = self.header.clone();
             return match self.convert_legacy(&legacy_path, &text, &header, Some(ui)) {
                 Ok(()) => Ok(()),
                 Err(e) => Err(unsaved(self, e)),
             };
-        }
-        if self.needs_newline {
-            text.insert(0, '\n');
         }
         if let Some(at) = self.torn_at {
             self.file
@@ -187,11 +187,23 @@ impl Chat {
             Ok(m) => m.len(),
             Err(e) => return Err(unsaved(self, Error::io("read", &self.path, e))),
         };
-        match self
-            .file
-            .write_all(text.as_bytes())
-            .and_then(|()| self.file.sync_data())
-        {
+        // Records are encoded straight into the file through a buffer, so a long prompt or
+        // reply is never held twice; a turn of usual size still goes down in one write.
+        let written = {
+            let mut w = std::io::BufWriter::with_capacity(APPEND_BUFFER, &self.file);
+            let mut put = || -> std::io::Result<()> {
+                if self.needs_newline {
+                    w.write_all(b"\n")?;
+                }
+                for r in records {
+                    serde_json::to_writer(&mut w, r).map_err(std::io::Error::other)?;
+                    w.write_all(b"\n")?;
+                }
+                w.flush()
+            };
+            put()
+        };
+        match written.and_then(|()| self.file.sync_data()) {
             Ok(()) => {
                 self.needs_newline = false;
                 Ok(())

@@ -228,7 +228,7 @@ mod tests {
     }
 
     fn text(msg: &Message) -> String {
-        msg.plain_text()
+        msg.plain_text().into_owned()
     }
 
     #[test]

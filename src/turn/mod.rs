@@ -50,13 +50,13 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
     // From here a Ctrl+C only stops the backend: what was typed and received gets saved.
     let _defer = crate::signal::Defer::start();
     let sent = send::send(ctx, opts, &opened, &prepared);
-    persist::finish(ctx, chat, &opened, &prepared, sent)
+    persist::finish(ctx, chat, &opened, prepared, sent)
 }
 
 /// A call saved nowhere (`--no-chat`, or config `chat.save: false`). `None` after `--dry-run`.
 pub(crate) fn one_shot(ctx: &Ctx, opts: &Options, turn: Turn) -> Result<Option<Done>> {
-    let opened = open::unsaved(ctx, turn)?;
-    let prepared = prompt::unsaved(opts, ctx.config.chat.system.clone(), &opened);
+    let mut opened = open::unsaved(ctx, turn)?;
+    let prepared = prompt::unsaved(opts, ctx.config.chat.system.clone(), &mut opened);
     if opts.dry_run {
         send::dry_run(ctx, opts, &opened, &prepared)?;
         return Ok(None);

@@ -9,9 +9,9 @@ use crate::output::Ui;
 use crate::route;
 
 /// The pending record of `prompt`, failed with `e` (its first line: never a secret).
-pub(super) fn record(prompt: &str, route: &Route, e: &Error) -> Record {
+pub(super) fn record(prompt: String, route: &Route, e: &Error) -> Record {
     Record::Pending(PendingRec {
-        content: prompt.to_owned(),
+        content: prompt,
         ts: record::now(),
         origin: route::origin(route),
         error: e.to_string().lines().next().unwrap_or("").to_owned(),
@@ -20,7 +20,7 @@ pub(super) fn record(prompt: &str, route: &Route, e: &Error) -> Record {
 
 /// Keep a prompt that was not sent (the overflow policy refused, or compaction failed).
 pub(super) fn keep(chat: &mut Chat, prompt: &str, route: &Route, e: &Error, ui: &Ui) -> Result<()> {
-    chat.append(&[record(prompt, route, e)], ui)?;
+    chat.append(&[record(prompt.to_owned(), route, e)], ui)?;
     ui.notice(&format!(
         "ai: the prompt is kept in chat {id}; resend it with: ai chat retry {id}",
         id = chat.id

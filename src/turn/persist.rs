@@ -42,32 +42,19 @@ pub(super) fn create_if_new(
     ctx.store.create(name, header)
 }
 
-/// Write the turn, then tell how it went.
+/// Write the turn, then tell how it went. The prompt and the reply are moved into their
+/// records, never copied: a turn holds each once.
 pub(super) fn finish(
     ctx: &Ctx,
     mut chat: Chat,
     opened: &Opened,
-    prepared: &Prepared,
+    mut prepared: Prepared,
     sent: Sent,
 ) -> Finished {
     let route = &opened.route;
-    let prompt = &opened.turn.prompt;
+    let prompt = prepared.take_prompt();
     let origin = route::origin(route);
     let turn_no = prepared.turn_no;
-    let now = record::now();
-    let user = Record::Message(MessageRec {
-        role: Role::User,
-        content: prompt.clone(),
-        ts: now,
-        origin: origin.clone(),
-        turn: Some(turn_no),
-        usage: None,
-        ms: None,
-        history_tokens: None,
-        interrupted: false,
-        sources: Vec::new(),
-        empty: false,
-    });
     let Sent {
         text,
         end,
@@ -76,58 +63,87 @@ pub(super) fn finish(
         sink,
     } = sent;
     let empty = matches!(end, End::Complete) && text.trim().is_empty();
-    let reply = |interrupted: bool| {
-        Record::Message(MessageRec {
-            role: Role::Assistant,
-            content: text.clone(),
-            ts: record::now(),
-            origin: origin.clone(),
-            turn: Some(turn_no),
-            usage: usage.clone(),
-            ms: Some(ms),
-            history_tokens: Some(
-                prepared.prior_weight
-                    + window::estimate(prompt) as u64
-                    + window::estimate(&text) as u64,
-            ),
-            interrupted,
-            sources: Vec::new(),
-            empty,
-        })
-    };
     let partial = !text.is_empty();
-    let (records, result) = match end {
+    let history_tokens =
+        prepared.prior_weight + window::estimate(&prompt) as u64 + window::estimate(&text) as u64;
+    // (the reply is marked interrupted, the backend failed before any text, the result)
+    let (interrupted, unanswered, result) = match end {
         End::Complete if empty => (
-            vec![user, reply(false)],
+            false,
+            false,
             Err(Error::backend(format!(
                 "{} returned an empty reply",
                 route.label
             ))),
         ),
-        End::Complete => (vec![user, reply(false)], Ok(())),
-        End::Interrupted => (vec![user, reply(true)], Err(Error::Interrupted)),
-        End::Failed(Error::BrokenPipe) => (vec![user, reply(true)], Err(Error::BrokenPipe)),
+        End::Complete => (false, false, Ok(())),
+        End::Interrupted => (true, false, Err(Error::Interrupted)),
+        End::Failed(Error::BrokenPipe) => (true, false, Err(Error::BrokenPipe)),
         // A reply cut short (a dropped stream, an error frame): keep what arrived.
-        End::Failed(e) if partial => (vec![user, reply(true)], Err(e)),
-        End::Failed(e) => {
-            // A failed resend of a pending prompt leaves the one record it resent; no copy.
-            let records = if opened.kind == Kind::Retry && opened.supersedes.is_none() {
-                Vec::new()
-            } else {
-                vec![pending::record(prompt, route, &e)]
-            };
-            (records, Err(e))
+        End::Failed(e) if partial => (true, false, Err(e)),
+        End::Failed(e) => (false, true, Err(e)),
+    };
+    // Nothing came back and the backend failed: the prompt is kept as pending (a failed resend
+    // of a pending prompt leaves the one record it resent; no copy).
+    let records = if unanswered {
+        match &result {
+            Err(e) if !(opened.kind == Kind::Retry && opened.supersedes.is_none()) => {
+                vec![pending::record(prompt, route, e)]
+            }
+            _ => Vec::new(),
         }
+    } else {
+        let now = record::now();
+        vec![
+            Record::Message(MessageRec {
+                role: Role::User,
+                content: prompt,
+                ts: now,
+                origin: origin.clone(),
+                turn: Some(turn_no),
+                usage: None,
+                ms: None,
+                history_tokens: None,
+                interrupted: false,
+                sources: Vec::new(),
+                empty: false,
+            }),
+            Record::Message(MessageRec {
+                role: Role::Assistant,
+                content: text,
+                ts: record::now(),
+                origin,
+                turn: Some(turn_no),
+                usage: usage.clone(),
+                ms: Some(ms),
+                history_tokens: Some(history_tokens),
+                interrupted,
+                sources: Vec::new(),
+                empty,
+            }),
+        ]
     };
     let id = chat.id.clone();
+    let mut records = records;
     if let Err(e) = chat.append(&records, &ctx.ui) {
         drop(chat);
         let _ = sink.finish();
+        let prompt = records.first().map_or("", |r| match r {
+            Record::Message(m) => m.content.as_str(),
+            Record::Pending(p) => p.content.as_str(),
+            _ => "",
+        });
         return Finished {
             result: Err(not_saved(ctx, prompt, partial, e)),
             chat: Some(id),
         };
     }
+    // The reply, out of its record again, for whoever shows it whole (`--json`, `cmd`).
+    let reply = match records.last_mut() {
+        Some(Record::Message(m)) if m.role == Role::Assistant => std::mem::take(&mut m.content),
+        _ => String::new(),
+    };
+    drop(records);
     let _ = write_atomic_unsynced(
         &ctx.home.dir.join("last_chat"),
         format!("{id}\n").as_bytes(),
@@ -151,7 +167,7 @@ pub(super) fn finish(
     };
     let result = match result {
         Ok(()) => match sink.finish() {
-            Ok(reply) => {
+            Ok(()) => {
                 footer(&ctx.ui);
                 if signal::interrupted() {
                     Err(Error::Interrupted)
@@ -238,13 +254,16 @@ pub(super) fn unsaved(opened: &Opened, sent: Sent) -> Result<Option<Done>> {
                 opened.route.label
             )))
         }
-        End::Complete => Ok(Some(Done {
-            route: opened.route.clone(),
-            chat: None,
-            reply: sink.finish()?,
-            usage,
-            ms: u128::from(ms),
-        })),
+        End::Complete => {
+            sink.finish()?;
+            Ok(Some(Done {
+                route: opened.route.clone(),
+                chat: None,
+                reply: text,
+                usage,
+                ms: u128::from(ms),
+            }))
+        }
         End::Interrupted => Err(Error::Interrupted),
         End::Failed(e) => Err(e),
     }

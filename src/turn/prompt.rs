@@ -31,10 +31,21 @@ pub(crate) struct Prepared {
     pub(crate) turn_no: u64,
 }
 
+impl Prepared {
+    /// Take the new prompt out (to be stored once the turn is sent).
+    pub(crate) fn take_prompt(&mut self) -> String {
+        match self.messages.last_mut().and_then(|m| m.parts.last_mut()) {
+            Some(Part::Text(t)) => std::mem::take(t),
+            _ => String::new(),
+        }
+    }
+}
+
 /// The whole prompt of a chat turn (or of a new chat's first turn).
 pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<Prepared> {
     let route = opened.route.clone();
-    let prompt = opened.turn.prompt.clone();
+    // The prompt is held once: it moves into the new message at the end of this step.
+    let prompt = std::mem::take(&mut opened.turn.prompt);
     let chat_system: Option<String> = match opened.chat.as_mut() {
         Some(c) => match &opts.system {
             Some(new) => {
@@ -179,12 +190,15 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
 }
 
 /// The prompt of a turn saved nowhere.
-pub(super) fn unsaved(opts: &Options, ctx_system: Option<String>, opened: &Opened) -> Prepared {
+pub(super) fn unsaved(opts: &Options, ctx_system: Option<String>, opened: &mut Opened) -> Prepared {
     let chat_system = opts.system.clone().or(ctx_system);
     Prepared {
         system: instructed(chat_system.clone(), opened),
         chat_system,
-        messages: vec![Message::text(Role::User, opened.turn.prompt.clone())],
+        messages: vec![Message::text(
+            Role::User,
+            std::mem::take(&mut opened.turn.prompt),
+        )],
         prior_weight: 0,
         turn_no: 1,
     }

@@ -1,5 +1,7 @@
 //! Anthropic Messages.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -31,7 +33,7 @@ struct ReqMsg<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Content<'a> {
-    Text(String),
+    Text(Cow<'a, str>),
     Blocks(Vec<ReqBlock<'a>>),
 }
 
@@ -39,7 +41,7 @@ enum Content<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum ReqBlock<'a> {
     Text {
-        text: String,
+        text: Cow<'a, str>,
     },
     ToolUse {
         id: &'a str,
@@ -123,7 +125,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url: format!("{}/v1/messages", p.base_url),
         headers,
-        body: super::encode(&body),
+        body: super::encode(&body, req),
     }
 }
 

@@ -1,5 +1,7 @@
 //! Google Gemini (Generative Language API).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -47,7 +49,7 @@ struct WireContent<'a> {
 #[serde(untagged)]
 enum WirePart<'a> {
     Text {
-        text: String,
+        text: Cow<'a, str>,
     },
     #[serde(rename_all = "camelCase")]
     Call {
@@ -155,7 +157,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url,
         headers,
-        body: super::encode(&body),
+        body: super::encode(&body, req),
     }
 }
 

@@ -65,9 +65,19 @@ pub(crate) fn path_segment(s: &str) -> String {
     out
 }
 
-/// A request body as sent. Typed bodies serialize without fail (string keys only).
-pub(crate) fn encode(body: &impl serde::Serialize) -> Vec<u8> {
-    serde_json::to_vec(body).unwrap_or_default()
+/// A request body as sent. Typed bodies serialize without fail (string keys only). The buffer
+/// is sized from the request's text up front, so a long prompt is not copied again and again
+/// (and held twice) while the buffer grows.
+pub(crate) fn encode(body: &impl serde::Serialize, req: &Request<'_>) -> Vec<u8> {
+    let mut text = req.system.map_or(0, str::len);
+    for m in req.messages {
+        m.each_text(|t| text += t.len());
+    }
+    let mut out = Vec::with_capacity(text + text / 16 + 1024);
+    match serde_json::to_writer(&mut out, body) {
+        Ok(()) => out,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Tool-call arguments as the JSON object Anthropic, Gemini and Ollama want: the model's JSON

@@ -1,5 +1,7 @@
 //! Ollama's native API: POST /api/chat, NDJSON stream ending in `"done":true`.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -33,10 +35,10 @@ enum ReqMsg<'a> {
         content: &'a str,
     },
     User {
-        content: String,
+        content: Cow<'a, str>,
     },
     Assistant {
-        content: String,
+        content: Cow<'a, str>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireCall<'a>>,
     },
@@ -113,7 +115,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url: format!("{}/api/chat", p.base_url),
         headers,
-        body: super::encode(&body),
+        body: super::encode(&body, req),
     }
 }
 

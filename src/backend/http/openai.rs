@@ -1,6 +1,8 @@
 //! OpenAI Chat Completions, and the servers that speak it: OpenRouter, GLM, Azure OpenAI,
 //! LM Studio, vLLM, llama.cpp, LiteLLM, Ollama's /v1.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use super::provider::{Protocol, Resolved};
@@ -46,11 +48,11 @@ enum Msg<'a> {
         content: &'a str,
     },
     User {
-        content: String,
+        content: Cow<'a, str>,
     },
     Assistant {
         /// `null` when the message is only tool calls.
-        content: Option<String>,
+        content: Option<Cow<'a, str>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireCall<'a>>,
     },
@@ -155,7 +157,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     Built {
         url,
         headers: auth.into_iter().collect(),
-        body: super::encode(&body),
+        body: super::encode(&body, req),
     }
 }
 
