@@ -4,6 +4,8 @@ pub(crate) mod cli;
 pub(crate) mod echo;
 pub(crate) mod http;
 pub(crate) mod process;
+#[cfg(target_os = "linux")]
+pub(crate) mod reaper;
 pub(crate) mod transcript;
 
 use std::time::Duration;

@@ -38,6 +38,10 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
         Err(e) => return failed(String::new(), spawn_error(inv, &e)),
     };
     let group = ChildGroup::register(child.id());
+    // Stops the backend's whole group should `ai` die without doing it (dropped, and so stood
+    // down, when this function returns).
+    #[cfg(target_os = "linux")]
+    let _reaper = super::reaper::Reaper::watch(child.id());
     let pid = child.id() as i32;
     let timed_out = AtomicBool::new(false);
     let mut received: Vec<u8> = Vec::new();
