@@ -64,6 +64,7 @@ pub(crate) fn run(
         prompt,
         title,
     };
+    let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {
         ChatRef::Plain => !args.no_chat && ctx.config.chat.save != Some(false),
         _ => true,
@@ -75,6 +76,17 @@ pub(crate) fn run(
         ChatRef::Last => Target::Existing(last_chat(&ctx)?),
     };
     let opts = options(&ctx, args);
+    // `ai echo chat glm5 "…"` reads as two models; with `chat` that is surely a slip (a
+    // continuation meant), and it would bill a second provider.
+    if turn_models.len() > 1 && chat_word {
+        let names: Vec<&str> = turn_models.iter().map(|r| r.label.as_str()).collect();
+        return Err(Error::usage(format!(
+            "`chat` takes one model, and {} were named ({})",
+            names.len(),
+            names.join(", ")
+        ))
+        .hint("to ask several models at once, leave out `chat`; to continue a chat, name its ID"));
+    }
     if turn_models.len() > 1 {
         return several(&ctx, &opts, turn, turn_models, save, target);
     }

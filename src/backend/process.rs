@@ -38,6 +38,11 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
         Err(e) => return failed(String::new(), spawn_error(inv, &e)),
     };
     let group = ChildGroup::register(child.id());
+    // A Ctrl+C that came before the group was registered (the turn defers signals from its
+    // start) stops the backend now.
+    if signal::interrupted() {
+        signal::terminate_group(child.id() as i32);
+    }
     // Stops the backend's whole group should `ai` die without doing it (dropped, and so stood
     // down, when this function returns).
     #[cfg(target_os = "linux")]

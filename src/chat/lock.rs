@@ -39,6 +39,10 @@ pub(super) fn lock(file: &File, id: &str, wait: Wait, ui: &Ui, path: &Path) -> R
     loop {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
+        // Ctrl+C while waiting (a turn defers signals from before the lock on).
+        if crate::signal::interrupted() {
+            return Err(Error::Interrupted);
+        }
         match file.try_lock() {
             Ok(()) => return Ok(()),
             Err(fs::TryLockError::WouldBlock) => {}

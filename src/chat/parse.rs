@@ -193,7 +193,15 @@ pub(crate) fn parse_body(
         }
     }
     rev.reverse();
-    let turns = rev.iter().rev().find_map(Record::turn).unwrap_or(0);
+    // The turn count is the newest message's: a round is numbered by its turn's user message.
+    let turns = rev
+        .iter()
+        .rev()
+        .find_map(|r| match r {
+            Record::Message(m) => m.turn,
+            _ => None,
+        })
+        .unwrap_or(0);
     let complete = at_start && pos <= floor;
     Ok(Body {
         records: rev,

@@ -251,15 +251,6 @@ impl Record {
             },
         }
     }
-
-    /// The turn a record belongs to, when it belongs to one.
-    pub(crate) fn turn(&self) -> Option<u64> {
-        match self {
-            Record::Message(m) => m.turn,
-            Record::Round(r) => Some(r.turn),
-            _ => None,
-        }
-    }
 }
 
 impl PartialEq for Record {

@@ -41,9 +41,10 @@ impl Entry<'_> {
 }
 
 /// The records that make up the conversation, oldest first, after turn `after` (the latest
-/// summary stands for those up to it).
+/// summary stands for those up to it). It starts at a user message: anything before the first
+/// one (only an edited file has that) has no exchange to belong to.
 pub(crate) fn history(records: &[Record], after: u64) -> Vec<Entry<'_>> {
-    records
+    let mut entries: Vec<Entry<'_>> = records
         .iter()
         .filter_map(|r| match r {
             Record::Message(m) => Some(Entry::Message(m)),
@@ -51,7 +52,13 @@ pub(crate) fn history(records: &[Record], after: u64) -> Vec<Entry<'_>> {
             _ => None,
         })
         .filter(|e| e.turn().is_none_or(|t| t > after))
-        .collect()
+        .collect();
+    let first_user = entries
+        .iter()
+        .position(Entry::starts_exchange)
+        .unwrap_or(entries.len());
+    entries.drain(..first_user);
+    entries
 }
 
 #[derive(Debug)]
@@ -111,14 +118,24 @@ fn exchange(entries: &[Entry<'_>]) -> Vec<Message> {
                 },
                 sendable(m),
             )),
+            // A round that asked for nothing has nothing to send (the protocols refuse empty
+            // messages).
+            Entry::Round(r) if r.calls.is_empty() => {}
             Entry::Round(r) => out.extend(round(r)),
         }
     }
-    if matches!(entries.last(), Some(Entry::Round(_))) {
-        out.push(Message::text(
+    // A turn whose reply never came: after its rounds, or a prompt alone (a record of a newer
+    // type after it kept it from counting as torn).
+    match out.last() {
+        Some(last) if last.role == Role::User => out.push(Message::text(
             Role::Assistant,
-            "(no reply: it was interrupted)",
-        ));
+            if out.len() > 1 {
+                "(no reply: it was interrupted)"
+            } else {
+                "(no reply)"
+            },
+        )),
+        _ => {}
     }
     out
 }

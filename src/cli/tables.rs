@@ -83,10 +83,12 @@ pub(crate) fn reserved_words() -> &'static [String] {
     &tables().reserved
 }
 
-/// Is `word` one of [`reserved_words`]? (Exact: command words are lower case.)
+/// Is `word` one of [`reserved_words`], in any case? (Chat names are stored lower case, so
+/// `--chat LIST` would otherwise become the chat `list`.)
 pub(crate) fn is_reserved(word: &str) -> bool {
+    let word = word.to_ascii_lowercase();
     reserved_words()
-        .binary_search_by(|w| w.as_str().cmp(word))
+        .binary_search_by(|w| w.as_str().cmp(&word))
         .is_ok()
 }
 
@@ -155,7 +157,9 @@ mod tests {
         ] {
             assert!(is_reserved(w), "{w}");
         }
-        assert!(!is_reserved("sonnet") && !is_reserved("glm5") && !is_reserved("List"));
+        assert!(!is_reserved("sonnet") && !is_reserved("glm5"));
+        // In any case: chat names are stored lower case, so `LIST` would become `list`.
+        assert!(is_reserved("List") && is_reserved("EXPORT"));
         // The hand-written lists these words replace: the chat store's names and the aliases'.
         for w in [
             "list", "show", "delete", "rename", "retry", "gc", "new", "help",

@@ -207,6 +207,9 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
                 ));
             }
             Record::Round(x) => {
+                if !x.text.trim().is_empty() {
+                    out.push_str(&format!("\n{}\n", sanitize(x.text.trim_end())));
+                }
                 for c in &x.calls {
                     let result = x.results.iter().find(|r| r.id == c.id);
                     out.push_str(&format!(

@@ -235,17 +235,38 @@ fn checked(mut doc: Document) -> std::result::Result<Document, String> {
 
 /// `ai chat import FILE` (or `-` for stdin): a new chat from an export. It keeps its ID when
 /// that is free, else gets a new one; the ID is printed.
-pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
-    let text = if file == "-" {
-        let mut t = String::new();
-        std::io::stdin()
-            .read_to_string(&mut t)
-            .map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
-        t
+/// The largest export `chat import` reads (a chat's whole history, as text).
+const MAX_IMPORT: u64 = 256 * 1024 * 1024;
+
+/// The export to import (`-`: standard input), read up to [`MAX_IMPORT`].
+fn read_bounded(file: &str) -> Result<String> {
+    let (reader, what): (Box<dyn Read>, String) = if file == "-" {
+        (Box::new(std::io::stdin()), "standard input".to_owned())
     } else {
-        std::fs::read_to_string(file)
-            .map_err(|e| Error::usage(format!("cannot read {file}: {e}")))?
+        let f = std::fs::File::open(file)
+            .map_err(|e| Error::usage(format!("cannot read {file}: {e}")))?;
+        (Box::new(f), file.to_owned())
     };
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_IMPORT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::usage(format!("cannot read {what}: {e}")))?;
+    if bytes.len() as u64 > MAX_IMPORT {
+        return Err(Error::usage(format!(
+            "{what} is larger than {} MiB, more than any chat export ai imports",
+            MAX_IMPORT >> 20
+        ))
+        .hint("import what `ai chat export ID` wrote"));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        Error::usage(format!("{what} is not a chat export: it is not UTF-8 text"))
+            .hint("import what `ai chat export ID` wrote")
+    })
+}
+
+pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
+    let text = read_bounded(file)?;
     let doc = if text.trim_start().starts_with('{') {
         serde_json::from_str::<Document>(&text).map_err(|e| e.to_string())
     } else {
@@ -267,11 +288,16 @@ pub(crate) fn import(ctx: &Ctx, file: &str) -> Result<()> {
         Some(n) => ctx.store.create(Some(n), doc.header.clone()),
         None => ctx.store.create(None, doc.header.clone()),
     }?;
-    if chat.id != wanted {
-        ctx.ui.notice(&format!(
-            "ai: chat {wanted} exists already; imported as {}",
-            chat.id
-        ));
+    if chat.id != wanted && chat.id != store::file_id(&wanted) {
+        let why = if !store::valid_id(&wanted) {
+            format!("'{wanted}' is not a valid chat ID")
+        } else if crate::cli::is_reserved(&wanted) {
+            format!("'{wanted}' cannot be a chat name (it is a command word)")
+        } else {
+            format!("chat {wanted} exists already")
+        };
+        ctx.ui
+            .notice(&format!("ai: {why}; imported as {}", chat.id));
     }
     chat.append(&doc.records, &ctx.ui)?;
     output::print_stdout(&format!("{}\n", chat.id))

@@ -18,13 +18,27 @@ mod types;
 pub(crate) use types::{Finished, Kind, Options, Target, Turn};
 
 use crate::ctx::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::present::Done;
 
 /// One turn of a chat: open → prompt → send → persist. `None` after `--dry-run`.
 pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind: Kind) -> Finished {
+    // From here a Ctrl+C does not end `ai` at once: waiting for the chat's lock notices it and
+    // says so; once the chat is held, what was typed (and received) gets saved.
+    let _defer = crate::signal::Defer::start();
     let mut opened = match open::open(ctx, opts, target, turn, kind) {
         Ok(o) => o,
+        Err(Error::Interrupted) => {
+            let which = match target {
+                Target::Existing(id) => format!("chat {id}"),
+                Target::New(Some(name)) => format!("chat {name}"),
+                Target::New(None) => "the chat".to_owned(),
+            };
+            ctx.ui.notice(&format!(
+                "ai: interrupted while waiting for {which} (another call held it); the prompt was not saved"
+            ));
+            return Finished::early(Error::Interrupted);
+        }
         Err(e) => return Finished::early(e),
     };
     let prepared = match prompt::prepare(ctx, opts, &mut opened) {
@@ -43,14 +57,13 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
             chat: None,
         };
     }
+    let fresh = opened.chat.is_none();
     let chat = match persist::create_if_new(ctx, target, &mut opened, &prepared) {
         Ok(c) => c,
         Err(e) => return Finished::early(e),
     };
-    // From here a Ctrl+C only stops the backend: what was typed and received gets saved.
-    let _defer = crate::signal::Defer::start();
     let sent = send::send(ctx, opts, &opened, &prepared);
-    persist::finish(ctx, chat, &opened, prepared, sent)
+    persist::finish(ctx, chat, fresh, &opened, prepared, sent)
 }
 
 /// A call saved nowhere (`--no-chat`, or config `chat.save: false`). `None` after `--dry-run`.

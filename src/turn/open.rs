@@ -147,6 +147,10 @@ fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>)> {
                 None => Err(nothing()),
             }
         }
+        // A prompt whose turn got rounds but never its reply (cut short after them).
+        Some(Record::Message(m)) if m.role == Role::User => {
+            Ok((m.content.clone(), m.origin.clone(), m.turn))
+        }
         _ => Err(nothing()),
     }
 }

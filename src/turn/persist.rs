@@ -47,6 +47,7 @@ pub(super) fn create_if_new(
 pub(super) fn finish(
     ctx: &Ctx,
     mut chat: Chat,
+    fresh: bool,
     opened: &Opened,
     mut prepared: Prepared,
     sent: Sent,
@@ -126,6 +127,10 @@ pub(super) fn finish(
     let id = chat.id.clone();
     let mut records = records;
     if let Err(e) = chat.append(&records, &ctx.ui) {
+        // A chat this turn created holds nothing but its header: it goes (under its lock).
+        if fresh {
+            let _ = std::fs::remove_file(&chat.path);
+        }
         drop(chat);
         let _ = sink.finish();
         let prompt = records.first().map_or("", |r| match r {

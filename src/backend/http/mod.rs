@@ -155,7 +155,7 @@ pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
     let built = build(&p, req);
     let mut out = format!("POST {}\n", redact(&built.url, &p));
     for (k, v) in all_headers(&built) {
-        out.push_str(&format!("{k}: {}\n", redact(&v, &p)));
+        out.push_str(&format!("{k}: {}\n", p.redact_header(&v)));
     }
     let body = serde_json::from_slice::<Value>(&built.body)
         .and_then(|v| serde_json::to_string_pretty(&v))

@@ -277,6 +277,25 @@ impl Resolved {
     }
 }
 
+impl Resolved {
+    /// A header value as shown: a secret that is the whole value, or its last word (`Bearer
+    /// KEY`), is `***` whatever its length. (In a body a secret shorter than 4 characters is
+    /// left alone: it could be any word.)
+    pub(crate) fn redact_header(&self, value: &str) -> String {
+        for s in self.secrets.iter().filter(|s| !s.is_empty()) {
+            if value == s {
+                return "***".into();
+            }
+            if let Some(head) = value.strip_suffix(s.as_str())
+                && head.ends_with(' ')
+            {
+                return format!("{head}***");
+            }
+        }
+        self.redact(value)
+    }
+}
+
 /// `scheme://user:password@host…` → `scheme://***@host…`, for every URL in `text`.
 pub(crate) fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
