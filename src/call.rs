@@ -45,7 +45,11 @@ pub(crate) fn run(
     let stdin = if args.no_stdin {
         None
     } else {
-        input::read_stdin(!parsed.prompt.is_empty() || !files.is_empty(), &ctx.ui)?
+        input::read_stdin(
+            !parsed.prompt.is_empty() || !files.is_empty(),
+            &files,
+            &ctx.ui,
+        )?
     };
     let prompt = input::assemble(&files, stdin, &parsed.prompt);
     drop(files);

@@ -16,9 +16,10 @@ use crate::output::Ui;
 pub(crate) const MAX_FILE: u64 = 1024 * 1024;
 /// All `-F` files together may not exceed this.
 pub(crate) const MAX_TOTAL: u64 = 5 * 1024 * 1024;
-/// Standard input may not exceed this: it is held, sent and saved whole, and the largest
-/// context windows (2M tokens) hold about this much text.
-pub(crate) const MAX_STDIN: u64 = 8 * 1024 * 1024;
+/// Standard input and `-F` files together may not exceed this. A prompt is held, sent and saved
+/// whole, and this bound keeps a turn's peak memory under 20 MB; it is about 1.5 million tokens,
+/// more than all but the very largest context windows hold.
+pub(crate) const MAX_PROMPT: u64 = 6 * 1024 * 1024;
 
 /// One file given with `-F`, read and checked.
 #[derive(Debug)]
@@ -157,7 +158,13 @@ fn read_one(path: &Path, shown: String, ui: &Ui, total: &mut u64) -> Result<Opti
 /// Read all of standard input when it is not a terminal. When a prompt was given too and
 /// nothing arrives for a while, say what is being waited for (an idle inherited pipe would
 /// otherwise hang silently).
-pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
+pub(crate) fn read_stdin(
+    have_prompt: bool,
+    files: &[FileBlock],
+    ui: &Ui,
+) -> Result<Option<String>> {
+    let from_files: u64 = files.iter().map(|f| f.text.len() as u64).sum();
+    let limit = MAX_PROMPT.saturating_sub(from_files);
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(None);
@@ -168,7 +175,7 @@ pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
         // One byte more than allowed tells "too long" from "just fits".
         let r = std::io::stdin()
             .lock()
-            .take(MAX_STDIN + 1)
+            .take(limit + 1)
             .read_to_end(&mut buf)
             .map(|_| buf);
         let _ = tx.send(r);
@@ -185,12 +192,19 @@ pub(crate) fn read_stdin(have_prompt: bool, ui: &Ui) -> Result<Option<String>> {
         rx.recv().unwrap_or_else(|_| Ok(Vec::new()))
     };
     let bytes = result.map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
-    if bytes.len() as u64 > MAX_STDIN {
-        return Err(Error::usage(format!(
-            "standard input is longer than {} MiB, the most ai sends",
-            MAX_STDIN >> 20
-        ))
-        .hint(
+    if bytes.len() as u64 > limit {
+        let what = if from_files > 0 {
+            format!(
+                "standard input and the -F files together are longer than {} MiB, the most ai sends",
+                MAX_PROMPT >> 20
+            )
+        } else {
+            format!(
+                "standard input is longer than {} MiB, the most ai sends",
+                MAX_PROMPT >> 20
+            )
+        };
+        return Err(Error::usage(what).hint(
             "send the part that matters (e.g. `tail -c 4M file | ai …`), or ask about it in pieces",
         ));
     }

@@ -141,7 +141,7 @@ pub(crate) trait Sink {
 /// The longest reply kept (HTTP streams, a backend CLI's stdout, anything a sink captures): a
 /// reply is held whole to be saved in the chat, so it needs a bound. Real replies are well
 /// under 1 MiB (128k tokens is about 0.5 MiB).
-pub(crate) const MAX_REPLY: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_REPLY: usize = 8 * 1024 * 1024;
 
 /// Streams to stdout (or not, for `--json`, `cmd` and several models) and counts what it saw.
 /// It keeps no copy: the backend's outcome holds the text, once.
@@ -204,8 +204,10 @@ impl Sink for ReplySink {
         }
         if self.received + bytes.len() > MAX_REPLY {
             return Err(Error::Backend {
-                msg: "the reply is longer than 16 MiB, the most ai keeps; the rest was not read"
-                    .into(),
+                msg: format!(
+                    "the reply is longer than {} MiB, the most ai keeps; the rest was not read",
+                    MAX_REPLY >> 20
+                ),
                 hint: Some("ask for a shorter answer, or for it in parts".into()),
             });
         }
@@ -318,7 +320,7 @@ mod sink_tests {
         let mut sink = ReplySink::new(false);
         assert!(sink.chunk(&vec![b'a'; MAX_REPLY]).is_ok());
         let err = sink.chunk(b"b").unwrap_err();
-        assert!(err.to_string().contains("16 MiB"), "{err}");
+        assert!(err.to_string().contains("8 MiB"), "{err}");
         assert!(sink.finish().is_ok());
     }
 }

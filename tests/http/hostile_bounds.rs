@@ -28,30 +28,30 @@ fn an_ndjson_line_past_4_mib_is_refused() {
     assert!(out.error().contains("longer than 4 MiB"), "{}", out.stderr);
 }
 
-/// 17 MiB of text in 64 KiB events: each event is fine, the whole is not.
+/// 9 MiB of text in 64 KiB events: each event is fine, the whole is not.
 #[test]
-fn a_streamed_reply_past_16_mib_is_cut_and_kept() {
+fn a_streamed_reply_past_8_mib_is_cut_and_kept() {
     let piece = oa_text(&"y".repeat(64 * 1024));
     let mut reply = Reply::new(200)
         .header("Content-Type", "text/event-stream")
         .framing(Framing::Chunked);
-    for _ in 0..(17 * 16) {
+    for _ in 0..(9 * 16) {
         reply = reply.body(&piece);
     }
     let s = Server::start(vec![reply.body(&oa_end(1, 1))]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&[OA, "hi"]);
     assert_eq!(out.code, 1);
-    assert!(out.error().contains("longer than 16 MiB"), "{}", out.stderr);
+    assert!(out.error().contains("longer than 8 MiB"), "{}", out.stderr);
     let kept = env.messages()[1]["content"].as_str().unwrap_or("").len();
-    assert!(kept > 15 * MIB && kept <= 16 * MIB, "kept {kept} bytes");
+    assert!(kept > 7 * MIB && kept <= 8 * MIB, "kept {kept} bytes");
 }
 
 #[test]
-fn a_whole_body_past_16_mib_is_refused() {
+fn a_whole_body_past_8_mib_is_refused() {
     let body = format!(
         r#"{{"choices":[{{"message":{{"content":"{}"}}}}]}}"#,
-        "z".repeat(17 * MIB)
+        "z".repeat(9 * MIB)
     );
     let s = Server::start(vec![Reply::json(200, &body)]);
     let env = Env::for_provider("openai", &s);
@@ -59,5 +59,5 @@ fn a_whole_body_past_16_mib_is_refused() {
     let out = env.run(&["--no-chat", OA, "hi"]);
     assert_eq!(out.code, 1);
     assert_eq!(s.requests().len(), 1, "not retried");
-    assert!(out.error().contains("longer than 16 MiB"), "{}", out.stderr);
+    assert!(out.error().contains("longer than 8 MiB"), "{}", out.stderr);
 }

@@ -3,18 +3,18 @@
 use crate::util::{Env, stderr};
 
 #[test]
-fn stdin_past_8_mib_is_refused_before_any_chat() {
+fn stdin_past_6_mib_is_refused_before_any_chat() {
     let env = Env::new();
     let out = env
         .ai()
         .args(["sonnet", "summarize"])
-        .write_stdin(vec![b'a'; 8 * 1024 * 1024 + 1])
+        .write_stdin(vec![b'a'; 6 * 1024 * 1024 + 1])
         .output()
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("error: standard input is longer than 8 MiB"),
+        err.contains("error: standard input is longer than 6 MiB"),
         "{err}"
     );
     assert!(err.contains("hint: "), "{err}");
@@ -24,26 +24,26 @@ fn stdin_past_8_mib_is_refused_before_any_chat() {
 }
 
 #[test]
-fn stdin_of_exactly_8_mib_is_sent() {
+fn stdin_of_exactly_6_mib_is_sent() {
     let env = Env::new();
     let out = env
         .ai()
         .args(["--no-chat", "sonnet"])
-        .write_stdin(vec![b'a'; 8 * 1024 * 1024])
+        .write_stdin(vec![b'a'; 6 * 1024 * 1024])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(env.stdin("claude").len(), 8 * 1024 * 1024);
+    assert_eq!(env.stdin("claude").len(), 6 * 1024 * 1024);
 }
 
 #[test]
-fn a_cli_reply_past_16_mib_stops_the_backend() {
+fn a_cli_reply_past_8_mib_stops_the_backend() {
     let env = Env::new();
-    // 17 MiB, then a marker the test looks for: the backend must be stopped before it.
+    // 9 MiB, then a marker the test looks for: the backend must be stopped before it.
     env.script(
         "codex",
         &format!(
-            "i=0\nwhile [ $i -lt 17 ]; do \"$CAT\" '{big}'; i=$((i+1)); done\n: > '{done}'\nexit 0\n",
+            "i=0\nwhile [ $i -lt 9 ]; do \"$CAT\" '{big}'; i=$((i+1)); done\n: > '{done}'\nexit 0\n",
             big = env.path("mib").display(),
             done = env.path("finished").display()
         ),
@@ -52,9 +52,9 @@ fn a_cli_reply_past_16_mib_stops_the_backend() {
     let out = env.ai().args(["codex", "hi"]).output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("longer than 16 MiB"), "{err}");
+    assert!(err.contains("longer than 8 MiB"), "{err}");
     assert!(
-        out.stdout.len() <= 16 * 1024 * 1024 + 1,
+        out.stdout.len() <= 8 * 1024 * 1024 + 1,
         "{}",
         out.stdout.len()
     );
@@ -62,4 +62,34 @@ fn a_cli_reply_past_16_mib_stops_the_backend() {
         !env.path("finished").exists(),
         "the backend was not stopped"
     );
+}
+
+#[test]
+fn files_and_stdin_share_the_6_mib_of_a_prompt() {
+    let env = Env::new();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        env.project_file(name, vec![b'f'; 1000 * 1024]);
+    }
+    // Three files of 1000 KiB leave a little over 3 MiB for standard input.
+    let out = env
+        .ai()
+        .args(["sonnet", "-F", "a.txt,b.txt,c.txt", "compare"])
+        .write_stdin(vec![b's'; 3 * 1024 * 1024 + 200 * 1024])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("standard input and the -F files together are longer than 6 MiB"),
+        "{err}"
+    );
+    assert!(env.calls().is_empty(), "the backend ran");
+    // What fits is sent whole.
+    let out = env
+        .ai()
+        .args(["--no-chat", "sonnet", "-F", "a.txt,b.txt,c.txt", "compare"])
+        .write_stdin(vec![b's'; 3 * 1024 * 1024])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
 }
