@@ -265,32 +265,42 @@ fn summary(mut file: File, path: &Path) -> Result<Summary> {
         .metadata()
         .map_err(|e| Error::io("read", path, e))?
         .len();
-    let io = |e| Error::io("read", path, e);
     if len <= WHOLE {
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io)?;
+        // Read once; the row is then made from memory (one read instead of a dozen syscalls).
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io("read", path, e))?;
         check_lines(&bytes)?;
+        let len = bytes.len() as u64;
+        return summary_of(&mut std::io::Cursor::new(bytes), len, path);
+    }
+    summary_of(&mut file, len, path)
+}
+
+/// A row from a chat's bytes (`len` of them), read from where they are.
+fn summary_of<R: Read + Seek>(file: &mut R, len: u64, path: &Path) -> Result<Summary> {
+    let io = |e| Error::io("read", path, e);
+    if len == 0 {
+        return Err(Error::config("the header line is incomplete"));
     }
     // The header line, however long (a long system prompt or summary).
-    let header_end = find_newline_forward(&mut file, 0, len)
+    let header_end = find_newline_forward(file, 0, len)
         .map_err(io)?
         .ok_or_else(|| Error::config("the header line is incomplete"))?;
-    let header = parse_header(&read_range(&mut file, 0, header_end).map_err(io)?, path)?;
+    let header = parse_header(&read_range(file, 0, header_end).map_err(io)?, path)?;
     let body_start = header_end + 1;
 
     // The title: the first record, if it is a user message of reasonable size.
     let title = match header.title.clone() {
         Some(t) => t,
         None => {
-            let end = find_newline_forward(&mut file, body_start, len.min(body_start + TITLE_PART))
+            let end = find_newline_forward(file, body_start, len.min(body_start + TITLE_PART))
                 .map_err(io)?;
             match end {
-                Some(end) => {
-                    match Record::parse(&read_range(&mut file, body_start, end).map_err(io)?) {
-                        Ok(Record::Message(m)) if m.role == Role::User => m.content,
-                        _ => String::new(),
-                    }
-                }
+                Some(end) => match Record::parse(&read_range(file, body_start, end).map_err(io)?) {
+                    Ok(Record::Message(m)) if m.role == Role::User => m.content,
+                    _ => String::new(),
+                },
                 None => String::new(),
             }
         }
@@ -301,16 +311,16 @@ fn summary(mut file: File, path: &Path) -> Result<Summary> {
     let mut model = None;
     let mut end = len;
     let mut newest = true;
-    let mut unterminated = read_range(&mut file, len - 1, len).map_err(io)? != b"\n";
+    let mut unterminated = read_range(file, len - 1, len).map_err(io)? != b"\n";
     for _ in 0..TAIL_RECORDS {
         if end <= body_start {
             break;
         }
         let line_end = if unterminated { end } else { end - 1 };
-        let start = find_newline_backward(&mut file, body_start, line_end)
+        let start = find_newline_backward(file, body_start, line_end)
             .map_err(io)?
             .map_or(body_start, |p| p + 1);
-        let peeked = peek(&mut file, start, line_end);
+        let peeked = peek(file, start, line_end);
         end = start;
         let was_unterminated = std::mem::take(&mut unterminated);
         let p = match peeked {
@@ -318,7 +328,7 @@ fn summary(mut file: File, path: &Path) -> Result<Summary> {
             // A last line cut short by an interrupted write is not damage.
             Err(_) if newest && was_unterminated => continue,
             // A blank line is passed over, as the full reader does.
-            Err(_) if blank(&mut file, start, line_end) => continue,
+            Err(_) if blank(file, start, line_end) => continue,
             Err(e) => return Err(Error::config(format!("unreadable record: {e}"))),
         };
         let first = std::mem::take(&mut newest);
@@ -349,7 +359,7 @@ fn summary(mut file: File, path: &Path) -> Result<Summary> {
 }
 
 /// Is `[from, to)` empty or only whitespace? (Only short ranges are read to find out.)
-fn blank(file: &mut File, from: u64, to: u64) -> bool {
+fn blank<R: Read + Seek>(file: &mut R, from: u64, to: u64) -> bool {
     to - from <= 1024
         && read_range(file, from, to).is_ok_and(|b| b.iter().all(u8::is_ascii_whitespace))
 }
@@ -390,14 +400,14 @@ struct Peek {
     model: Option<String>,
 }
 
-fn peek(file: &mut File, from: u64, to: u64) -> std::result::Result<Peek, String> {
+fn peek<R: Read + Seek>(file: &mut R, from: u64, to: u64) -> std::result::Result<Peek, String> {
     file.seek(SeekFrom::Start(from))
         .map_err(|e| e.to_string())?;
-    let reader = BufReader::with_capacity(64 * 1024, (&*file).take(to - from));
+    let reader = BufReader::with_capacity(64 * 1024, file.by_ref().take(to - from));
     serde_json::from_reader(reader).map_err(|e| e.to_string())
 }
 
-fn read_range(file: &mut File, from: u64, to: u64) -> std::io::Result<Vec<u8>> {
+fn read_range<R: Read + Seek>(file: &mut R, from: u64, to: u64) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; usize::try_from(to.saturating_sub(from)).unwrap_or(0)];
     file.seek(SeekFrom::Start(from))?;
     file.read_exact(&mut buf)?;
@@ -407,7 +417,11 @@ fn read_range(file: &mut File, from: u64, to: u64) -> std::io::Result<Vec<u8>> {
 const CHUNK: u64 = 64 * 1024;
 
 /// The position of the first `\n` in `[from, to)`.
-fn find_newline_forward(file: &mut File, from: u64, to: u64) -> std::io::Result<Option<u64>> {
+fn find_newline_forward<R: Read + Seek>(
+    file: &mut R,
+    from: u64,
+    to: u64,
+) -> std::io::Result<Option<u64>> {
     let mut at = from;
     while at < to {
         let buf = read_range(file, at, (at + CHUNK).min(to))?;
@@ -420,7 +434,11 @@ fn find_newline_forward(file: &mut File, from: u64, to: u64) -> std::io::Result<
 }
 
 /// The position of the last `\n` in `[from, to)`.
-fn find_newline_backward(file: &mut File, from: u64, to: u64) -> std::io::Result<Option<u64>> {
+fn find_newline_backward<R: Read + Seek>(
+    file: &mut R,
+    from: u64,
+    to: u64,
+) -> std::io::Result<Option<u64>> {
     let mut end = to;
     while end > from {
         let start = end.saturating_sub(CHUNK).max(from);
