@@ -1,9 +1,11 @@
 //! The integration suite, one test binary: each test runs the built `ai` in a temp world with
-//! fake backend CLIs (see `suite/util.rs`). The modules live in `tests/suite/`, so Cargo does not
-//! take each of them for a test binary of its own.
+//! fake backend CLIs or a scripted HTTP server (see `support/mod.rs` for how to write one). The
+//! modules live in folders below `tests/`, so Cargo does not take each of them for a test binary
+//! of its own.
 
-#[path = "suite/util.rs"]
-mod util;
+/// The one test support module: world, command builder, fakes, chats, HTTP server, pty.
+#[allow(dead_code, unused_imports)] // Until tests/chat and tests/http use it.
+mod support;
 
 #[path = "suite/backends.rs"]
 mod backends;
@@ -17,6 +19,8 @@ mod config;
 mod errors;
 #[path = "suite/files.rs"]
 mod files;
+#[path = "suite/guard.rs"]
+mod guard;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

@@ -9,5 +9,5 @@ mod init;
 mod ratelimit;
 mod requests;
 mod secrets;
-mod server;
+use crate::support::server;
 mod streams;

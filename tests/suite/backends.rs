@@ -1,6 +1,6 @@
 //! Each backend CLI gets exactly the arguments of its table, and the prompt on stdin.
 
-use crate::util::{Env, args, stderr, stdout};
+use crate::support::{Env, args, stderr, stdout};
 
 /// Run `ai WORDS…` with prompt "hi"; assert one call of `program` with `expected` argv and the
 /// prompt on a stdin pipe.
@@ -395,7 +395,7 @@ fn dry_run_of_echo_and_of_a_prompt_argument() {
 fn large_replies_arrive_whole() {
     // Streamed (codex) and held until exit (claude): every byte, nothing added.
     let env = Env::new();
-    let reply = crate::util::big_text(3 * 1024 * 1024) + "\n";
+    let reply = crate::support::big_text(3 * 1024 * 1024) + "\n";
     for (alias, program) in [("codex", "codex"), ("sonnet", "claude")] {
         env.reply(program, &reply);
         let out = env.ai().args([alias, "hi"]).output().unwrap();

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{Env, args, stderr, stdout};
+use crate::support::{Env, args, stderr, stdout};
 
 const OLLAMA_LIST: &str = r#"if [ "$1" = list ]; then
 printf 'NAME                  ID              SIZE      MODIFIED\n'

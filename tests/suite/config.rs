@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::util::{Env, args, big_text, stderr, stdout};
+use crate::support::{Env, args, big_text, stderr, stdout};
 
 /// As the Python `ai-cli` writes it.
 const PYTHON_CONFIG: &str = r#"{

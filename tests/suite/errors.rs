@@ -1,6 +1,6 @@
 //! Exit codes and error messages: `error: …` then `hint: …` on stderr, nothing on stdout.
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::{Env, stderr, stdout};
 
 /// The `error: …` line of stderr (notices, such as where a failed prompt was kept, may come
 /// before it).
@@ -289,10 +289,10 @@ fn broken_pipe_exits_quietly() {
     // echo replies with the prompt: 1 MiB of it cannot fit in a pipe, so the write fails.
     let env = Env::new();
     let input = env.path("big-input.txt");
-    std::fs::write(&input, crate::util::big_text(1024 * 1024)).unwrap();
+    std::fs::write(&input, crate::support::big_text(1024 * 1024)).unwrap();
     let err_file = env.path("stderr.txt");
     let mut child = env
-        .ai_std()
+        .ai()
         .arg("echo")
         .stdin(std::fs::File::open(&input).unwrap())
         .stdout(Stdio::piped())
@@ -301,7 +301,7 @@ fn broken_pipe_exits_quietly() {
         .unwrap();
     let mut first = [0u8; 1];
     child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then closed: `| head -c1`
-    let status = crate::util::wait_with_guard(&mut child, crate::util::HANG);
+    let status = child.wait_status();
     let err = std::fs::read_to_string(&err_file).unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(!err.to_lowercase().contains("error"), "{err}");
@@ -324,7 +324,7 @@ fn broken_pipe_while_streaming_stops_the_backend() {
     );
     let err_file = env.path("stderr.txt");
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["codex", "go"])
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&err_file).unwrap())
@@ -332,13 +332,13 @@ fn broken_pipe_while_streaming_stops_the_backend() {
         .unwrap();
     let mut first = [0u8; 64];
     child.stdout.take().unwrap().read_exact(&mut first).unwrap();
-    let status = crate::util::wait_with_guard(&mut child, crate::util::HANG);
+    let status = child.wait_status();
     let err = std::fs::read_to_string(&err_file).unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(!err.to_lowercase().contains("error"), "{err}");
-    let pid = crate::util::read_pid(&pid_file);
+    let pid = crate::support::read_pid(&pid_file);
     assert!(
-        crate::util::wait_gone(pid, std::time::Duration::from_secs(10)),
+        crate::support::wait_gone(pid, std::time::Duration::from_secs(10)),
         "the backend (pid {pid}) still runs"
     );
 }
@@ -398,8 +398,8 @@ fn claude_failing_silently() {
 /// call with no prompt.
 #[test]
 fn bare_ai_at_a_terminal_shows_help() {
-    let env = crate::util::Env::new();
-    let (code, text) = crate::util::on_terminal(&env, "", "");
+    let env = crate::support::Env::new();
+    let (code, text) = crate::support::on_terminal(&env, "", "");
     assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("Usage: ai [OPTIONS] [MODEL|PROMPT]..."),
@@ -413,10 +413,10 @@ fn bare_ai_at_a_terminal_shows_help() {
 /// A slow backend on a terminal: a spinner on stderr, cleared before the reply starts.
 #[test]
 fn spinner_on_a_terminal_is_cleared_before_the_reply() {
-    let env = crate::util::Env::new();
+    let env = crate::support::Env::new();
     env.script("claude", "\"$SLEEP\" 0.8\n");
     env.reply("claude", "the answer\n");
-    let (code, text) = crate::util::on_terminal(&env, "sonnet hello", "");
+    let (code, text) = crate::support::on_terminal(&env, "sonnet hello", "");
     assert_eq!(code, Some(0), "{text:?}");
     let spin = text
         .find("sonnet 0s")
@@ -428,7 +428,7 @@ fn spinner_on_a_terminal_is_cleared_before_the_reply() {
         "line not cleared: {text:?}"
     );
     // -q: no spinner at all.
-    let (_, text) = crate::util::on_terminal(&env, "-q sonnet hello", "");
+    let (_, text) = crate::support::on_terminal(&env, "-q sonnet hello", "");
     assert!(!text.contains("sonnet 0s"), "{text:?}");
     assert!(text.contains("the answer"));
 }
@@ -436,7 +436,7 @@ fn spinner_on_a_terminal_is_cleared_before_the_reply() {
 /// Durations too large to wait are usage or config errors, never a panic.
 #[test]
 fn absurd_durations_are_errors_not_panics() {
-    let env = crate::util::Env::new();
+    let env = crate::support::Env::new();
     let out = env
         .ai()
         .args(["--timeout", "1e30", "echo", "hi"])
@@ -458,7 +458,7 @@ fn absurd_durations_are_errors_not_panics() {
 /// alias (`code` ~ `codex`); a single prompt after a near-miss is a mistyped model.
 #[test]
 fn english_first_words_go_to_the_default_model() {
-    let env = crate::util::Env::new();
+    let env = crate::support::Env::new();
     env.write_config(r#"{"default_alias": "echo"}"#);
     for words in [
         &["code", "review", "this"][..],

@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::symlink;
 
-use crate::util::{Env, big_text, stderr};
+use crate::support::{Env, big_text, stderr};
 
 fn block(path: &str, body: &str) -> String {
     format!("<file path=\"{path}\">\n{body}\n</file>")

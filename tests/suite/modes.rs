@@ -1,6 +1,6 @@
 //! `cmd` and `run`: the reply as one shell command; `run` asks on the terminal, then runs it.
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::{Env, stderr, stdout};
 
 /// A reply the way models often write commands: prose, a fence, a prompt sign.
 const FENCED: &str =
@@ -74,7 +74,7 @@ fn run_with_yes_runs_it_with_the_shell_and_exits_with_its_code() {
 
 /// `ai … run` on a pseudo-terminal, answering `answer`.
 fn run_on_terminal(env: &Env, answer: &str) -> (Option<i32>, String) {
-    crate::util::on_terminal(env, "sonnet run 'make a file'", answer)
+    crate::support::on_terminal(env, "sonnet run 'make a file'", answer)
 }
 
 #[test]

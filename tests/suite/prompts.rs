@@ -5,7 +5,7 @@ use std::process::Stdio;
 
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::util::{Env, HANG, args, big_text, drain, stderr, stdout, wait_with_guard};
+use crate::support::{Env, args, big_text, drain, stderr, stdout};
 
 const NASTY: &str =
     "$(touch pwned) ; | & > '\" `touch pwned2` $HOME ${PATH} \\ * ? ~ # !! <(x) \n-rf";
@@ -205,7 +205,7 @@ fn child_never_inherits_stdin() {
     let outer = env.path("outer-stdin.txt");
     std::fs::write(&outer, "OUTER STDIN\n").unwrap();
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["--no-stdin", "sonnet", "the prompt"])
         .stdin(File::open(&outer).unwrap())
         .stdout(Stdio::piped())
@@ -214,7 +214,7 @@ fn child_never_inherits_stdin() {
         .unwrap();
     let out = drain(child.stdout.take().unwrap());
     let err = drain(child.stderr.take().unwrap());
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(status.success(), "{}", String::from_utf8_lossy(&err));
     assert_eq!(out, b"reply from claude\n");
@@ -238,7 +238,7 @@ fn prompt_as_argument_gives_the_child_dev_null() {
     let outer = env.path("outer-stdin.txt");
     std::fs::write(&outer, "OUTER STDIN\n").unwrap();
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["--no-stdin", "my", "p"])
         .stdin(File::open(&outer).unwrap())
         .stdout(Stdio::piped())
@@ -247,7 +247,7 @@ fn prompt_as_argument_gives_the_child_dev_null() {
         .unwrap();
     let out = drain(child.stdout.take().unwrap());
     let err = drain(child.stderr.take().unwrap());
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(status.success(), "{}", String::from_utf8_lossy(&err));
     assert_eq!(out, b"reply from mycli\n");
@@ -314,7 +314,7 @@ fn idle_stdin_is_announced_and_interruptible() {
     use std::io::{BufRead, BufReader};
     let env = Env::new();
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["sonnet", "q"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -337,7 +337,7 @@ fn idle_stdin_is_announced_and_interruptible() {
     let notice = match notice {
         Ok(line) => line,
         Err(_) => {
-            let _ = child.kill();
+            child.kill();
             panic!("no notice while waiting for stdin");
         }
     };
@@ -346,7 +346,7 @@ fn idle_stdin_is_announced_and_interruptible() {
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     assert_eq!(status.code(), Some(130));
     assert!(out.join().unwrap().is_empty());
     let rest: Vec<String> = rx.try_iter().collect();

@@ -2,35 +2,29 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::{Env, Proc, stderr, stdout};
 
-/// A running `ai serve`, stopped when dropped.
+/// A running `ai serve`, stopped when dropped (the hang guard of [`Proc`] ends it).
 struct Served {
-    child: Child,
+    child: Proc,
     port: u16,
     /// What the server printed on stderr up to the "listening" line.
     banner: String,
 }
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(env: &Env, args: &[&str], extra_env: &[(&str, &str)]) -> Served {
-    let mut cmd = env.ai_std();
-    cmd.arg("serve")
+    let mut cmd = env
+        .ai()
+        .arg("serve")
         .arg("0")
         .args(args)
         .stderr(Stdio::piped())
         .stdout(Stdio::null());
     for (k, v) in extra_env {
-        cmd.env(k, v);
+        cmd = cmd.env(k, v);
     }
     // Owned by the guard at once: it is killed and reaped whatever happens next.
     let mut served = Served {

@@ -1,6 +1,6 @@
 //! Several models at once: `ai sonnet gpt flash "prompt"`.
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::{Env, stderr, stdout};
 
 fn chat_files(env: &Env) -> usize {
     std::fs::read_dir(env.home.join("chats"))
@@ -123,7 +123,7 @@ fn no_chat_saves_nothing() {
 /// Ctrl+C with several models running stops every backend, saves each partial answer, exits 130.
 #[test]
 fn interrupt_stops_every_backend() {
-    use crate::util::{HANG, read_pid, wait_for_file, wait_gone, wait_with_guard};
+    use crate::support::{read_pid, wait_for_file, wait_gone};
     use std::process::Stdio;
     use std::time::Duration;
 
@@ -139,7 +139,7 @@ fn interrupt_stops_every_backend() {
         );
     }
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["flash", "qwen", "x"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -147,7 +147,7 @@ fn interrupt_stops_every_backend() {
         .unwrap();
     for name in ["gemini", "qwen"] {
         if !wait_for_file(&env.path(&format!("{name}.pid")), Duration::from_secs(30)) {
-            let _ = child.kill();
+            child.kill();
             panic!("{name} never started");
         }
     }
@@ -160,7 +160,7 @@ fn interrupt_stops_every_backend() {
         .status()
         .unwrap();
     assert!(kill.success());
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     assert_eq!(status.code(), Some(130));
     for pid in pids {
         assert!(
