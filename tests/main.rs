@@ -4,7 +4,6 @@
 //! of its own.
 
 /// The one test support module: world, command builder, fakes, chats, HTTP server, pty.
-#[allow(dead_code, unused_imports)] // Until tests/chat and tests/http use it.
 mod support;
 
 #[path = "suite/backends.rs"]

@@ -4,10 +4,8 @@
 
 mod config;
 mod faults;
-mod harness;
 mod init;
 mod ratelimit;
 mod requests;
 mod secrets;
-use crate::support::server;
 mod streams;

@@ -68,11 +68,6 @@ impl Cmd {
         self
     }
 
-    pub fn env_remove(mut self, k: impl AsRef<OsStr>) -> Cmd {
-        self.inner.env_remove(k);
-        self
-    }
-
     /// These bytes on a stdin pipe (written by a thread, so a child that never reads them
     /// cannot block the test).
     pub fn write_stdin(mut self, bytes: impl Into<Vec<u8>>) -> Cmd {
