@@ -127,11 +127,23 @@ fn scripts_never_offer_the_internal_helper() {
     let env = Env::new();
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let out = env.ai().args(["completions", shell]).output().unwrap();
-        let script = String::from_utf8_lossy(&out.stdout).into_owned();
+        // An empty or failed script would offer nothing at all: check it is a real one.
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{shell}");
+        let script = stdout(&out);
+        assert!(
+            script.contains("chat") && script.contains("completions"),
+            "{shell}: the script offers the subcommands: {script:?}"
+        );
         let offered = script
             .lines()
             .filter(|l| l.contains("__complete") && !l.contains("ai __complete"))
             .collect::<Vec<_>>();
         assert!(offered.is_empty(), "{shell}: {offered:?}");
+        if matches!(shell, "bash" | "zsh" | "fish") {
+            // These ask `ai __complete models` for the model words, so the helper is there,
+            // and only ever as a call.
+            assert!(script.contains("ai __complete"), "{shell}: {script:?}");
+        }
     }
 }

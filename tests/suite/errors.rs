@@ -1,6 +1,6 @@
 //! Exit codes and error messages: `error: …` then `hint: …` on stderr, nothing on stdout.
 
-use crate::support::{Env, stderr, stdout};
+use crate::support::{Env, echo_reply, stderr, stdout};
 
 /// The `error: …` line of stderr (notices, such as where a failed prompt was kept, may come
 /// before it).
@@ -19,11 +19,33 @@ fn assert_clean_failure(out: &std::process::Output, code: i32) -> String {
     err
 }
 
+/// Exit 0 means the whole job was done: the reply on stdout, nothing but the chat footer on
+/// stderr, and the turn stored.
 #[test]
 fn success_is_zero() {
     let env = Env::new();
-    env.ai().args(["sonnet", "hi"]).assert().code(0);
-    env.ai().args(["echo", "hi"]).assert().code(0);
+    let out = env.run(&["sonnet", "hi"]).success();
+    assert_eq!(out.stdout, "reply from claude\n");
+    assert_eq!(env.stdin_text("claude"), "hi");
+    let id = out.chat_id();
+    assert_eq!(out.stderr, format!("[chat: {id}]\n"));
+    let m = env.messages(&id);
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert_eq!(
+        (&m[0]["role"], &m[0]["content"]),
+        (&"user".into(), &"hi".into())
+    );
+    assert_eq!(
+        (&m[1]["role"], &m[1]["content"]),
+        (&"assistant".into(), &"reply from claude\n".into())
+    );
+
+    let out = env.run(&["echo", "hi"]).success();
+    assert_eq!(out.stdout, echo_reply("hi", 0));
+    let echo = out.chat_id();
+    assert_ne!(echo, id, "a new chat");
+    assert_eq!(env.messages(&echo).len(), 2);
+    assert_eq!(env.calls(), ["claude"], "echo runs no CLI");
 }
 
 #[test]
