@@ -31,7 +31,7 @@ mod serve;
 #[path = "suite/several.rs"]
 mod several;
 
-/// Persistent chats (`tests/chat/`, with a harness of its own).
+/// Persistent chats (`tests/chat/`).
 mod chat;
 
 /// HTTP providers against a scripted server on 127.0.0.1 (`tests/http/`).

@@ -229,13 +229,7 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
         "{}",
         stdout(&out)
     );
-    let text = std::fs::read_to_string(env.home.join("chats").join(format!("{id}.jsonl"))).unwrap();
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.contains("\"type\":\"message\""))
-            .count(),
-        8
-    );
+    assert_eq!(env.messages(&id).len(), 8);
 
     // A failing backend over HTTP: 502 with its message; the prompt is kept as in the CLI.
     env.exit_code("claude", 1);

@@ -2,12 +2,6 @@
 
 use crate::support::{Env, stderr, stdout};
 
-fn chat_files(env: &Env) -> usize {
-    std::fs::read_dir(env.home.join("chats"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
-
 #[test]
 fn answers_come_in_the_order_given_each_under_its_header() {
     let env = Env::new();
@@ -32,7 +26,7 @@ fn answers_come_in_the_order_given_each_under_its_header() {
     // Every model got the same prompt, and each answer is a chat of its own.
     assert_eq!(env.stdin_text("claude"), "the question");
     assert_eq!(env.stdin_text("gemini"), "the question");
-    assert_eq!(chat_files(&env), 3);
+    assert_eq!(env.chat_files().len(), 3);
     assert!(stderr(&out).contains("[chats: sonnet "), "{}", stderr(&out));
 }
 
@@ -117,7 +111,7 @@ fn no_chat_saves_nothing() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(chat_files(&env), 0);
+    assert_eq!(env.chat_files().len(), 0);
 }
 
 /// Ctrl+C with several models running stops every backend, saves each partial answer, exits 130.
@@ -169,12 +163,17 @@ fn interrupt_stops_every_backend() {
         );
     }
     // Both partial answers were kept, marked interrupted, each in its own chat.
-    let mut interrupted = 0;
-    for entry in std::fs::read_dir(env.home.join("chats")).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        if text.contains("\"interrupted\":true") && text.contains("partial ") {
-            interrupted += 1;
-        }
-    }
+    let interrupted = env
+        .chats()
+        .iter()
+        .filter(|records| {
+            records.iter().any(|r| {
+                r["interrupted"] == true
+                    && r["content"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("partial "))
+            })
+        })
+        .count();
     assert_eq!(interrupted, 2);
 }
