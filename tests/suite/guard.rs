@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{Env, Reply, Server, oa_text, read_pid, wait_for_file, wait_gone};
+use crate::support::{Env, Reply, Server, oa_text, read_pid, signal, wait_for_file, wait_gone};
 
 const SHORT: Duration = Duration::from_secs(2);
 
@@ -90,4 +90,30 @@ fn a_call_hung_on_the_http_server_is_killed_and_named() {
         started.elapsed()
     );
     assert!(msg.contains(r#"ai ["openai:gpt-test", "hi"]"#), "{msg}");
+}
+
+/// A process left behind holding an output pipe the test reads cannot block it either. (`ai`
+/// itself never lends its own stdout or stderr to a backend, so a shell stands in for it.)
+#[test]
+fn a_leftover_holding_an_output_pipe_is_bounded() {
+    let env = Env::new();
+    let pid = env.path("left.pid");
+    let script = format!("\"$0\" 600 >&2 &\necho $! > '{}'\n", pid.display());
+    let started = Instant::now();
+    let msg = panic_message(|| {
+        let _ = env
+            .program("/bin/sh")
+            .args(["-c", &script, "/bin/sleep"])
+            .stderr(Stdio::piped())
+            .deadline(SHORT)
+            .output();
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "waited {:?}",
+        started.elapsed()
+    );
+    assert!(msg.contains("still held its output open"), "{msg}");
+    assert!(wait_for_file(&pid, Duration::from_secs(10)));
+    signal(read_pid(&pid) as i32, libc::SIGKILL);
 }

@@ -1,5 +1,10 @@
-//! HTTP provider helpers: the fake key, pointing a world at a [`Server`], and builders for the
-//! stream frames each protocol sends (SSE for OpenAI, Anthropic and Gemini; NDJSON for Ollama).
+//! HTTP provider helpers: the fake key and the check that it leaks nowhere, pointing a world at
+//! a [`Server`], and builders for the stream frames each protocol sends (SSE for OpenAI,
+//! Anthropic and Gemini; NDJSON for Ollama).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use super::{Env, Server};
 
@@ -33,6 +38,52 @@ pub(super) fn point_at(env: &mut Env, provider: &str, server: &Server) {
             .set("GLM_BASE_URL", &format!("{url}/api/paas/v4")),
         other => panic!("no test setup for provider {other}"),
     };
+}
+
+/// After every call: the test key is in neither output nor any file under `AI_CLI_HOME`.
+pub(super) fn assert_no_leak(label: &str, out: &Output, home: &Path) {
+    let leaked = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains(KEY);
+    assert!(
+        !leaked(&out.stdout) && !leaked(&out.stderr),
+        "{label}: the key leaked into the output:\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_no_key_in_files(home);
+}
+
+/// No file under `dir` holds the key, except `.env`, where a test may put it.
+pub(super) fn assert_no_key_in_files(dir: &Path) {
+    for path in files_under(dir) {
+        if path.file_name().is_some_and(|n| n == ".env") {
+            continue;
+        }
+        let bytes = fs::read(&path).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "the key leaked into {}",
+            path.display()
+        );
+    }
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
 }
 
 /// One SSE `data:` event (LF endings).

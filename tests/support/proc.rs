@@ -4,18 +4,18 @@
 //! its exit, and not on a pipe a leftover grandchild holds open.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::drain;
-use super::run::{Out, assert_no_leak};
+use super::http::assert_no_leak;
+use super::run::Out;
 
 /// How long one `ai` may run, and how long any wait on a condition may take, before the test
 /// fails. Generous: only a hang or a broken build gets near it, so it never makes a test flaky.
@@ -117,10 +117,17 @@ impl Proc {
     #[track_caller]
     pub fn finish(mut self) -> Output {
         let pipes = (self.child.stdout.take(), self.child.stderr.take());
-        let readers = (pipes.0.map(drain), pipes.1.map(drain));
+        let readers = (pipes.0.map(read_on_thread), pipes.1.map(read_on_thread));
         let status = self.wait_status();
-        let read = |path: &Option<PathBuf>, reader: Option<JoinHandle<Vec<u8>>>| match reader {
-            Some(r) => r.join().expect("pipe reader"),
+        let call = &self.call;
+        let read = |path: &Option<PathBuf>, reader: Option<Receiver<Vec<u8>>>| match reader {
+            // A process it left behind may hold the pipe open: bounded too.
+            Some(r) => r.recv_timeout(call.deadline).unwrap_or_else(|_| {
+                panic!(
+                    "{} exited, but what it started still held its output open after {:?}",
+                    call.label, call.deadline
+                )
+            }),
             None => path
                 .as_ref()
                 .map(|p| fs::read(p).expect("read captured output"))
@@ -170,6 +177,17 @@ impl Drop for Proc {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Read a pipe to its end on a thread; the bytes arrive on the channel.
+fn read_on_thread<R: Read + Send + 'static>(mut r: R) -> Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    rx
 }
 
 /// Has child `pid` exited? With `block`, wait until it has. Never reaps it.

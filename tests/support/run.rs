@@ -13,7 +13,6 @@ use std::time::Duration;
 use assert_cmd::assert::{Assert, OutputAssertExt};
 use serde_json::Value;
 
-use super::KEY;
 use super::proc::{Call, DEADLINE, Proc};
 
 /// A call being built. Unless the test says otherwise, stdin is /dev/null and stdout and
@@ -286,50 +285,4 @@ pub fn stdout(out: &Output) -> String {
 /// Stderr of a std `Output`, as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
-}
-
-/// After every call: the test key is in neither output nor any file under `AI_CLI_HOME`.
-pub(super) fn assert_no_leak(label: &str, out: &Output, home: &Path) {
-    let leaked = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains(KEY);
-    assert!(
-        !leaked(&out.stdout) && !leaked(&out.stderr),
-        "{label}: the key leaked into the output:\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_no_key_in_files(home);
-}
-
-/// No file under `dir` holds the key, except `.env`, where a test may put it.
-pub(super) fn assert_no_key_in_files(dir: &Path) {
-    for path in files_under(dir) {
-        if path.file_name().is_some_and(|n| n == ".env") {
-            continue;
-        }
-        let bytes = fs::read(&path).unwrap_or_default();
-        assert!(
-            !String::from_utf8_lossy(&bytes).contains(KEY),
-            "the key leaked into {}",
-            path.display()
-        );
-    }
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let Ok(entries) = fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }

@@ -219,7 +219,7 @@ impl Env {
 
     /// No file under `AI_CLI_HOME` holds the key, except `.env`, where a test may put it.
     pub fn assert_no_key_in_files(&self) {
-        super::run::assert_no_key_in_files(&self.home);
+        super::http::assert_no_key_in_files(&self.home);
     }
 }
 
