@@ -1,15 +1,18 @@
 //! The hang guard of the test support itself: a call that never ends is killed with all it
 //! started, and the test fails naming it, whether it waits on a backend CLI, on a pipe or on
-//! an HTTP server. (Run with a short deadline; the real one is a minute.)
+//! an HTTP server. Most tests expire the guard at once (`Proc::expire`) once the hang is in
+//! place; two run the real timer with a short deadline (the default one is a minute).
 
 use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{Env, Reply, Server, oa_text, read_pid, signal, wait_for_file, wait_gone};
+use crate::support::{
+    Env, Reply, Server, oa_text, read_pid, signal, wait_for, wait_for_file, wait_gone,
+};
 
-const SHORT: Duration = Duration::from_secs(2);
+const SHORT: Duration = Duration::from_secs(1);
 
 /// The panic message of `f`, which must panic.
 fn panic_message(f: impl FnOnce()) -> String {
@@ -20,13 +23,16 @@ fn panic_message(f: impl FnOnce()) -> String {
         .unwrap_or_default()
 }
 
-/// A fake that sleeps ten minutes in a process group of its own (as every backend runs);
-/// returns the file its pid will be written to.
+/// A fake `claude` that sleeps ten minutes in a process group of its own (as every backend
+/// runs); returns the file its pid is written to.
 fn hang_claude(env: &Env) -> std::path::PathBuf {
     let pid = env.path("claude.pid");
     env.script(
         "claude",
-        &format!("echo $$ > '{}'\nexec \"$SLEEP\" 600\n", pid.display()),
+        &format!(
+            "echo $$ > '{p}.part'\nmv '{p}.part' '{p}'\nexec \"$SLEEP\" 600\n",
+            p = pid.display()
+        ),
     );
     pid
 }
@@ -35,29 +41,30 @@ fn hang_claude(env: &Env) -> std::path::PathBuf {
 fn a_hung_call_is_killed_with_its_backend_and_named() {
     let env = Env::new();
     let pid_file = hang_claude(&env);
-    let started = Instant::now();
-    let msg = panic_message(|| {
-        let _ = env.ai().args(["sonnet", "hi"]).deadline(SHORT).output();
-    });
+    let mut child = env.ai().args(["sonnet", "hi"]).spawn().unwrap();
     assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the guard let it run {:?}",
-        started.elapsed()
+        wait_for_file(&pid_file, Duration::from_secs(30)),
+        "claude never started"
     );
+    let backend = read_pid(&pid_file);
+    child.expire();
+    let msg = panic_message(|| {
+        child.wait_status();
+    });
     assert!(msg.contains(r#"ai ["sonnet", "hi"]"#), "{msg}");
     assert!(msg.contains("hang guard killed it"), "{msg}");
-    assert!(wait_for_file(&pid_file, Duration::from_secs(10)));
-    let backend = read_pid(&pid_file);
     assert!(
         wait_gone(backend, Duration::from_secs(10)),
         "the backend {backend} outlived the guard"
     );
 }
 
+/// The real timer: a test blocked reading the stdout of a hung call is freed at the deadline.
 #[test]
 fn a_test_reading_a_pipe_of_a_hung_call_is_freed() {
     let env = Env::new();
     hang_claude(&env);
+    let started = Instant::now();
     let mut child = env
         .ai()
         .args(["sonnet", "hi"])
@@ -68,6 +75,11 @@ fn a_test_reading_a_pipe_of_a_hung_call_is_freed() {
     let mut out = Vec::new();
     // Blocks until the guard kills everything holding the pipe.
     child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the guard let it run {:?}",
+        started.elapsed()
+    );
     let msg = panic_message(|| {
         child.wait_status();
     });
@@ -78,17 +90,12 @@ fn a_test_reading_a_pipe_of_a_hung_call_is_freed() {
 fn a_call_hung_on_the_http_server_is_killed_and_named() {
     let s = Server::start(vec![Reply::sse(&[&oa_text("partial")]).pause(600_000)]);
     let env = Env::for_provider("openai", &s);
-    let started = Instant::now();
+    let mut child = env.command(&["openai:gpt-test", "hi"]).spawn().unwrap();
+    wait_for("the request", || !s.requests().is_empty());
+    child.expire();
     let msg = panic_message(|| {
-        env.command(&["openai:gpt-test", "hi"])
-            .deadline(SHORT)
-            .run();
+        child.wait();
     });
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the guard let it run {:?}",
-        started.elapsed()
-    );
     assert!(msg.contains(r#"ai ["openai:gpt-test", "hi"]"#), "{msg}");
 }
 

@@ -92,6 +92,14 @@ impl Proc {
         }
     }
 
+    /// Act as if its deadline had passed now: the guard kills it and all it started (for
+    /// testing the guard without waiting for it).
+    pub fn expire(&mut self) {
+        if let Some(tx) = &self.guard.stop {
+            let _ = tx.send(());
+        }
+    }
+
     /// Wait for it to exit; fails the test when the hang guard had to kill it.
     #[track_caller]
     pub fn wait_status(&mut self) -> ExitStatus {
@@ -221,7 +229,8 @@ impl Watchdog {
         let fired = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&fired);
         let thread = std::thread::spawn(move || {
-            if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
+            // A message means "expire now"; a dropped sender means the call is over.
+            if !matches!(rx.recv_timeout(limit), Err(RecvTimeoutError::Disconnected)) {
                 flag.store(true, Ordering::SeqCst);
                 eprintln!("hang guard: {label} still runs after {limit:?}; killing it");
                 kill_tree(pid);
