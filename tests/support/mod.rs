@@ -26,10 +26,12 @@
 //! - **Running `ai`**: [`Env::run`] gives an [`Out`] (`.success()`, `.code(n)`, `.ok()`,
 //!   `.error()`, `.chat_id()`); [`Env::ai`] / [`Env::command`] give a [`Cmd`] to add arguments,
 //!   stdin (`write_stdin`), variables or pipes before `.run()`, `.output()`, `.assert()` or
-//!   `.spawn()`. [`Env::spawn`] starts `ai` in the background ([`Proc`]). Every `ai` runs in a
-//!   process group of its own under a [`DEADLINE`]: past it, the hang guard kills it and all it
-//!   started, and the test fails naming the command. After every call the fake key [`KEY`] must
-//!   be in no output and no file.
+//!   `.spawn()` (`.output()` gives a std `Output`; [`stdout`] and [`stderr`] read it as text).
+//!   [`Env::spawn`] starts `ai` in the background ([`Proc`]: `.wait()`, `.kill()`, pipes through
+//!   `proc.stdout.take()`). Every `ai` runs in a process group of its own under a
+//!   [`DEADLINE`]: past it, the hang guard kills it and all it started, and the test fails naming
+//!   the command (`.deadline(d)` and `Proc::expire` exist to test the guard itself). After every
+//!   call the fake key [`KEY`] must be in no output and no file under `AI_CLI_HOME`.
 //! - **Fake CLIs** (`fake.rs`): `reply`, `stderr`, `exit_code`, `script` and `skip_stdin` change
 //!   a fake's behaviour; `argv`, `stdin_text`, `stdin_source` and `calls` read what it got.
 //!   `env.fake(name, body)` installs one whose whole behaviour is a shell body (see
@@ -39,6 +41,11 @@
 //! - **HTTP** (`server.rs`, `http.rs`): `Server::start(vec![Reply::sse(&[&oa_stream("hi", 1, 1)])])`,
 //!   then `Env::for_provider("openai", &server)`; `server.only()` is the request it got.
 //! - **Terminal** (`pty.rs`): [`on_terminal`] runs `ai` on a pseudo-terminal and answers it.
+//! - **Waiting** (`wait.rs`): [`wait_for`] a condition, [`wait_for_file`], [`wait_gone`]; all
+//!   bounded, never a bare sleep.
+//!
+//! A new test file goes in the folder that fits (`suite/`, `chat/`, `http/`) and is registered
+//! in its `mod.rs` (for `suite/`, in `tests/main.rs`).
 
 mod chats;
 mod fake;
@@ -46,7 +53,7 @@ mod http;
 mod proc;
 mod pty;
 mod run;
-pub mod server;
+mod server;
 mod wait;
 mod world;
 
