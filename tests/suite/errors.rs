@@ -1,6 +1,6 @@
 //! Exit codes and error messages: `error: …` then `hint: …` on stderr, nothing on stdout.
 
-use crate::support::{Env, echo_reply, stderr, stdout};
+use crate::support::{Env, Out, echo_reply};
 
 /// The `error: …` line of stderr (notices, such as where a failed prompt was kept, may come
 /// before it).
@@ -10,10 +10,10 @@ fn error_line(err: &str) -> &str {
         .unwrap_or_else(|| panic!("no `error: ` line in {err:?}"))
 }
 
-fn assert_clean_failure(out: &std::process::Output, code: i32) -> String {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
-    assert_eq!(stdout(out), "", "stdout stays empty on failure");
+fn assert_clean_failure(out: &Out, code: i32) -> String {
+    let err = out.stderr.clone();
+    assert_eq!(out.code, Some(code), "stderr: {err}");
+    assert_eq!(out.stdout, "", "stdout stays empty on failure");
     assert!(!err.contains("panicked"), "{err}");
     assert!(!err.contains("RUST_BACKTRACE"), "{err}");
     err
@@ -54,7 +54,7 @@ fn backend_failure_is_one_with_its_message_and_code() {
     env.reply("codex", "");
     env.stderr("codex", "codex: quota exceeded for this month\n");
     env.exit_code("codex", 3);
-    let out = env.ai().args(["codex", "hi"]).output().unwrap();
+    let out = env.ai().args(["codex", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     let line = error_line(&err);
     assert!(
@@ -72,15 +72,15 @@ fn backend_failure_after_partial_output() {
     env.reply("gemini", "partial answ");
     env.stderr("gemini", "API error: stream reset\n");
     env.exit_code("gemini", 1);
-    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    let out = env.ai().args(["gemini", "hi"]).run();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("error: "), "{}", stderr(&out));
+    assert!(out.stderr.contains("error: "), "{}", out.stderr);
     assert!(
-        stderr(&out).contains("API error: stream reset"),
+        out.stderr.contains("API error: stream reset"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
-    assert!(stderr(&out).contains("exit code 1"), "{}", stderr(&out));
+    assert!(out.stderr.contains("exit code 1"), "{}", out.stderr);
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn gemini_auth_exit_code_gets_a_login_hint() {
     env.reply("gemini", "");
     env.stderr("gemini", "Please set an Auth method\n");
     env.exit_code("gemini", 41);
-    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    let out = env.ai().args(["gemini", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(err.contains("exit code 41"), "{err}");
     assert!(err.contains("hint: log in"), "{err}");
@@ -100,7 +100,7 @@ fn claude_errors_on_stdout_never_reach_stdout() {
     let env = Env::new();
     env.reply("claude", "Not logged in · Please run /login\n");
     env.exit_code("claude", 1);
-    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let out = env.ai().args(["sonnet", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(err.contains("error: "), "{err}");
     assert!(err.contains("Not logged in · Please run /login"), "{err}");
@@ -112,16 +112,16 @@ fn claude_errors_on_stdout_never_reach_stdout() {
 fn claude_reply_is_printed_once_it_succeeds() {
     let env = Env::new();
     env.reply("claude", "first part\nsecond part\n");
-    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let out = env.ai().args(["sonnet", "hi"]).run();
     assert!(out.status.success());
-    assert_eq!(stdout(&out), "first part\nsecond part\n");
+    assert_eq!(out.stdout, "first part\nsecond part\n");
 }
 
 #[test]
 fn backend_killed_by_a_signal() {
     let env = Env::new();
     env.script("qwen", "kill -9 $$\n");
-    let out = env.ai().args(["qwen", "hi"]).output().unwrap();
+    let out = env.ai().args(["qwen", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(err.contains("qwen failed (signal 9)"), "{err}");
 }
@@ -157,7 +157,7 @@ fn backend_not_installed() {
         ),
     ];
     for (alias, what, install) in cases {
-        let out = env.ai().args([alias, "hi"]).output().unwrap();
+        let out = env.ai().args([alias, "hi"]).run();
         let err = assert_clean_failure(&out, 1);
         assert!(
             error_line(&err).starts_with(&format!("error: {what}")),
@@ -174,7 +174,7 @@ fn not_executable_backend() {
     let fake = env.bin.join("qwen");
     std::fs::remove_file(&fake).unwrap();
     std::fs::write(&fake, "#!/bin/sh\necho hi\n").unwrap(); // mode 0644
-    let out = env.ai().args(["qwen", "hi"]).output().unwrap();
+    let out = env.ai().args(["qwen", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(err.contains("error: "), "{err}");
     assert!(err.contains("hint: "), "{err}");
@@ -183,19 +183,14 @@ fn not_executable_backend() {
 #[test]
 fn no_prompt_is_a_usage_error() {
     let env = Env::new();
-    let out = env.ai().arg("sonnet").output().unwrap();
+    let out = env.ai().arg("sonnet").run();
     let err = assert_clean_failure(&out, 2);
     assert!(err.contains("error: no prompt given"), "{err}");
     assert!(err.contains("hint: "), "{err}");
     // Whitespace only is no prompt either.
-    let out = env
-        .ai()
-        .arg("sonnet")
-        .write_stdin(" \n\n")
-        .output()
-        .unwrap();
+    let out = env.ai().arg("sonnet").write_stdin(" \n\n").run();
     assert_clean_failure(&out, 2);
-    let out = env.ai().args(["sonnet", "  "]).output().unwrap();
+    let out = env.ai().args(["sonnet", "  "]).run();
     assert_clean_failure(&out, 2);
     assert!(env.calls().is_empty());
 }
@@ -203,7 +198,7 @@ fn no_prompt_is_a_usage_error() {
 #[test]
 fn no_model_and_no_default_is_a_usage_error() {
     let env = Env::new();
-    let out = env.ai().arg("hi").output().unwrap();
+    let out = env.ai().arg("hi").run();
     let err = assert_clean_failure(&out, 2);
     assert!(
         err.contains("error: no model named, and no default model is set"),
@@ -220,11 +215,7 @@ fn no_model_and_no_default_is_a_usage_error() {
 fn bad_timeout_is_a_usage_error() {
     let env = Env::new();
     for bad in ["abc", "0", "-1", "inf", "NaN", ""] {
-        let out = env
-            .ai()
-            .args(["--timeout", bad, "sonnet", "hi"])
-            .output()
-            .unwrap();
+        let out = env.ai().args(["--timeout", bad, "sonnet", "hi"]).run();
         let err = assert_clean_failure(&out, 2);
         assert!(err.contains("error: "), "--timeout {bad:?}: {err}");
         // clap names the option, or (for `-1`) the value it took for another option.
@@ -239,11 +230,7 @@ fn bad_timeout_is_a_usage_error() {
 #[test]
 fn unknown_option_is_a_usage_error() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["--frobnicate", "sonnet", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--frobnicate", "sonnet", "hi"]).run();
     assert_clean_failure(&out, 2);
 }
 
@@ -251,7 +238,7 @@ fn unknown_option_is_a_usage_error() {
 fn invalid_config_names_line_and_column() {
     let env = Env::new();
     env.write_config("{\n  \"aliases\": {\n    \"x\": [\"ollama\", \"m\"],\n  }\n}\n");
-    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let out = env.ai().args(["sonnet", "hi"]).run();
     let err = assert_clean_failure(&out, 3);
     assert!(err.contains("error: invalid config"), "{err}");
     assert!(
@@ -273,7 +260,7 @@ fn config_of_the_wrong_shape_is_a_config_error() {
         r#"{"backends": {"b": {"program": "b", "typo_key": 1}}}"#,
     ] {
         env.write_config(text);
-        let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+        let out = env.ai().args(["sonnet", "hi"]).run();
         let err = assert_clean_failure(&out, 3);
         assert!(err.contains("error: invalid config"), "{text}: {err}");
     }
@@ -283,7 +270,7 @@ fn config_of_the_wrong_shape_is_a_config_error() {
 fn alias_with_an_unknown_provider_is_a_config_error() {
     let env = Env::new();
     env.write_config(r#"{"aliases": {"mine": ["nosuchprovider", "m"]}}"#);
-    let out = env.ai().args(["mine", "hi"]).output().unwrap();
+    let out = env.ai().args(["mine", "hi"]).run();
     let err = assert_clean_failure(&out, 3);
     assert!(err.contains("unknown provider 'nosuchprovider'"), "{err}");
 }
@@ -291,14 +278,14 @@ fn alias_with_an_unknown_provider_is_a_config_error() {
 #[test]
 fn unknown_alias_suggests_the_closest() {
     let env = Env::new();
-    let out = env.ai().args(["sonet", "hi"]).output().unwrap();
+    let out = env.ai().args(["sonet", "hi"]).run();
     let err = assert_clean_failure(&out, 4);
     assert!(err.contains("error: unknown model 'sonet'"), "{err}");
     let hint = err.lines().find(|l| l.starts_with("hint: ")).unwrap_or("");
     assert!(hint.contains("sonnet"), "{err}");
     assert!(env.calls().is_empty());
 
-    let out = env.ai().args(["nosuchprov:model", "hi"]).output().unwrap();
+    let out = env.ai().args(["nosuchprov:model", "hi"]).run();
     let err = assert_clean_failure(&out, 4);
     assert!(err.contains("unknown provider 'nosuchprov'"), "{err}");
 }
@@ -374,7 +361,7 @@ fn backend_message_is_cleaned_of_control_sequences() {
         "\x1b[31mfatal\x1b[0m: bad \x1b]0;evil title\x07request\n",
     );
     env.exit_code("codex", 1);
-    let out = env.ai().args(["codex", "hi"]).output().unwrap();
+    let out = env.ai().args(["codex", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(err.contains("fatal: bad request"), "{err:?}");
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
@@ -392,7 +379,7 @@ fn huge_stderr_from_a_failing_backend_keeps_its_end() {
     env.reply("gemini", "");
     env.stderr("gemini", &noise);
     env.exit_code("gemini", 1);
-    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    let out = env.ai().args(["gemini", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(err.contains("the real reason: disk full"), "{err}");
     assert!(!err.contains("progress line 0\n"), "only the end is kept");
@@ -408,7 +395,7 @@ fn claude_failing_silently() {
     let env = Env::new();
     env.reply("claude", "");
     env.exit_code("claude", 1);
-    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
+    let out = env.ai().args(["sonnet", "hi"]).run();
     let err = assert_clean_failure(&out, 1);
     assert!(
         err.contains("claude failed (exit code 1) and printed nothing"),
@@ -427,9 +414,9 @@ fn bare_ai_at_a_terminal_shows_help() {
         text.contains("Usage: ai [OPTIONS] [MODEL|PROMPT]..."),
         "{text}"
     );
-    let out = env.ai().output().unwrap();
+    let out = env.ai().run();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no prompt given"));
+    assert!(out.stderr.contains("no prompt given"));
 }
 
 /// A slow backend on a terminal: a spinner on stderr, cleared before the reply starts.
@@ -459,21 +446,12 @@ fn spinner_on_a_terminal_is_cleared_before_the_reply() {
 #[test]
 fn absurd_durations_are_errors_not_panics() {
     let env = crate::support::Env::new();
-    let out = env
-        .ai()
-        .args(["--timeout", "1e30", "echo", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--timeout", "1e30", "echo", "hi"]).run();
     assert_eq!(out.status.code(), Some(2));
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert!(!out.stderr.contains("panicked"));
     env.write_config(r#"{"timeout": 1e20}"#);
-    let out = env.ai().args(["echo", "hi"]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = env.ai().args(["echo", "hi"]).run();
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
 }
 
 /// With a default model, ordinary first words start the prompt, even when they are close to an
@@ -487,18 +465,10 @@ fn english_first_words_go_to_the_default_model() {
         &["open", "the", "door"],
         &["fast", "way", "to", "sort"],
     ] {
-        let out = env.ai().args(words).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{words:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(String::from_utf8_lossy(&out.stdout).contains(&words.join(" ")));
+        let out = env.ai().args(words).run();
+        assert!(out.status.success(), "{words:?}: {}", out.stderr);
+        assert!(out.stdout.contains(&words.join(" ")));
     }
-    let out = env
-        .ai()
-        .args(["sonet", "explain recursion"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["sonet", "explain recursion"]).run();
     assert_eq!(out.status.code(), Some(4));
 }

@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::support::{Env, drain, read_pid, stdout, wait_for_file, wait_gone};
+use crate::support::{Env, drain, read_pid, wait_for_file, wait_gone};
 
 /// The first chunk of a slow reply is on our stdout while the backend still runs: the fake
 /// prints it, then waits for a marker the test creates only after reading that chunk.
@@ -85,13 +85,9 @@ fn timeout_stops_the_backend() {
         &format!("echo $$ > '{}'\n\"$SLEEP\" 30\n", pid_file.display()),
     );
     let started = Instant::now();
-    let out = env
-        .ai()
-        .args(["--timeout", "1", "gemini", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--timeout", "1", "gemini", "hi"]).run();
     let elapsed = started.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty());
     assert!(
@@ -116,8 +112,8 @@ fn timeout_from_config() {
     env.write_config(r#"{"timeout": 0.5}"#);
     env.script("qwen", "\"$SLEEP\" 30\n");
     let started = Instant::now();
-    let out = env.ai().args(["qwen", "hi"]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = env.ai().args(["qwen", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("qwen did not finish within 0.5s"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(20));
@@ -126,13 +122,9 @@ fn timeout_from_config() {
 #[test]
 fn fractional_timeout_that_is_long_enough_succeeds() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["--timeout", "30.5", "codex", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--timeout", "30.5", "codex", "hi"]).run();
     assert!(out.status.success());
-    assert_eq!(out.stdout, b"reply from codex\n");
+    assert_eq!(out.stdout, "reply from codex\n");
 }
 
 /// Ctrl+C: ai stops the backend's whole process group (child and grandchild) and exits 130.
@@ -246,18 +238,10 @@ fn background_leftover_holding_stdout_is_not_waited_for() {
         ),
     );
     let started = Instant::now();
-    let out = env
-        .ai()
-        .args(["--no-chat", "gemini", "hi"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = env.ai().args(["--no-chat", "gemini", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(
-        out.stdout.starts_with(b"the answer\n"),
-        "{:?}",
-        stdout(&out)
-    );
+    assert!(out.stdout.starts_with("the answer\n"), "{:?}", out.stdout);
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "waited {:?} for the background leftover",

@@ -5,7 +5,7 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::support::{Env, Proc, stderr, stdout};
+use crate::support::{Env, Proc};
 
 /// A running `ai serve`, stopped when dropped (the hang guard of [`Proc`] ends it).
 struct Served {
@@ -196,17 +196,9 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
     let id = v["chat"].as_str().unwrap().to_owned();
     assert!(v["reply"].as_str().unwrap().contains("one over http"));
 
-    let out = env
-        .ai()
-        .args(["chat", &id, "two from the shell"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("2 earlier messages"),
-        "{}",
-        stdout(&out)
-    );
+    let out = env.ai().args(["chat", &id, "two from the shell"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(out.stdout.contains("2 earlier messages"), "{}", out.stdout);
 
     let call = format!(r#"{{"chat":"{id}","prompt":"three over http"}}"#);
     let (status, body) = http(s.port, "POST", "/call", Some("t"), call.as_bytes());
@@ -219,16 +211,8 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
         "{body}"
     );
 
-    let out = env
-        .ai()
-        .args(["chat", &id, "four from the shell"])
-        .output()
-        .unwrap();
-    assert!(
-        stdout(&out).contains("6 earlier messages"),
-        "{}",
-        stdout(&out)
-    );
+    let out = env.ai().args(["chat", &id, "four from the shell"]).run();
+    assert!(out.stdout.contains("6 earlier messages"), "{}", out.stdout);
     assert_eq!(env.messages(&id).len(), 8);
 
     // A failing backend over HTTP: 502 with its message; the prompt is kept as in the CLI.
@@ -257,10 +241,9 @@ fn no_auth_is_for_loopback_only() {
     let out = env
         .ai()
         .args(["serve", "0", "--host", "0.0.0.0", "--no-auth"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--no-auth"), "{}", stderr(&out));
+        .run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--no-auth"), "{}", out.stderr);
     let s = serve(&env, &["--no-auth"], &[]);
     assert_eq!(http(s.port, "GET", "/models", None, b"").0, 200);
 }

@@ -25,8 +25,8 @@
 //!   [`Env::for_provider`] (an HTTP provider pointed at a [`Server`]).
 //! - **Running `ai`**: [`Env::run`] gives an [`Out`] (`.success()`, `.code(n)`, `.ok()`,
 //!   `.error()`, `.chat_id()`); [`Env::ai`] / [`Env::command`] give a [`Cmd`] to add arguments,
-//!   stdin (`write_stdin`), variables or pipes before `.run()`, `.output()`, `.assert()` or
-//!   `.spawn()` (`.output()` gives a std `Output`; [`stdout`] and [`stderr`] read it as text).
+//!   stdin (`write_stdin`), variables or pipes before `.run()` (an [`Out`]), `.output()` (a
+//!   std `Output`, for replies that are bytes rather than text) or `.spawn()`.
 //!   [`Env::spawn`] starts `ai` in the background ([`Proc`]: `.wait()`, `.kill()`, pipes through
 //!   `proc.stdout.take()`). Every `ai` runs in a process group of its own under a
 //!   [`DEADLINE`]: past it, the hang guard kills it and all it started, and the test fails naming
@@ -68,7 +68,7 @@ pub use pty::on_terminal;
 // `Cmd` is named by helpers that take a call being built, even when no test does yet.
 #[allow(unused_imports)]
 pub use run::Cmd;
-pub use run::{Out, stderr, stdout};
+pub use run::Out;
 pub use server::{Framing, Recorded, Reply, Server, closed_port_url};
 pub use wait::{age, args, big_text, drain, read_pid, signal, wait_for, wait_for_file, wait_gone};
 pub use world::{Env, ai_bin};

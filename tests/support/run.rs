@@ -1,16 +1,15 @@
 //! One way to run `ai`: [`Cmd`] builds the call (a drop-in for the parts of
-//! `std::process::Command` and assert_cmd the tests use), and every way of finishing it —
-//! [`Cmd::run`], [`Cmd::output`], [`Cmd::assert`], [`Cmd::spawn`] — goes through the hang guard
-//! of [`Proc`]. [`Out`] is what a finished call printed.
+//! `std::process::Command` the tests use), and every way of finishing it — [`Cmd::run`],
+//! [`Cmd::output`], [`Cmd::spawn`] — goes through the hang guard of [`Proc`]. [`Out`] is what a
+//! finished call printed.
 
 use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
-use assert_cmd::assert::{Assert, OutputAssertExt};
 use serde_json::Value;
 
 use super::proc::{Call, DEADLINE, Proc};
@@ -158,13 +157,6 @@ impl Cmd {
         eprintln!("$ {label}\n{out:#?}");
         out
     }
-
-    /// Run to completion and check it with assert_cmd (`.success()`, `.code(n)`, `.stdout(…)`).
-    pub fn assert(self) -> Assert {
-        let label = self.label();
-        let out = self.output().expect("start ai");
-        out.assert().append_context("command", label)
-    }
 }
 
 /// A number for each call, unique in the test binary (names its output files).
@@ -177,6 +169,7 @@ fn next_run() -> usize {
 /// A finished `ai`.
 pub struct Out {
     pub args: Vec<String>,
+    pub status: ExitStatus,
     /// `None` when killed by a signal.
     pub code: Option<i32>,
     pub stdout: String,
@@ -204,6 +197,7 @@ impl Out {
                 .unwrap_or_else(|e| panic!("ai {args:?}: {what} is not UTF-8 ({e})"))
         };
         Out {
+            status: output.status,
             code: output.status.code(),
             stdout: text(&output.stdout, "stdout"),
             stderr: text(&output.stderr, "stderr"),
@@ -275,14 +269,4 @@ impl Out {
         let end = rest.find(']').expect("footer ends with ]");
         rest[..end].to_owned()
     }
-}
-
-/// Stdout of a std `Output`, as text.
-pub fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-/// Stderr of a std `Output`, as text.
-pub fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
 }
