@@ -38,6 +38,7 @@ pub fn ai_bin() -> &'static Path {
 /// asks a real one and a connection is refused at once.
 const NO_OLLAMA: &str = "http://127.0.0.1:1";
 
+/// One test's world (layout above); removed with everything in it when dropped.
 pub struct Env {
     _tmp: TempDir,
     /// The temp dir; also `$HOME` of the child.
