@@ -1,6 +1,6 @@
 //! Limits on what `ai` holds (issue 10): standard input and a backend CLI's stdout.
 
-use crate::util::{Env, stderr};
+use crate::support::Env;
 
 #[test]
 fn stdin_past_8_mib_is_refused_before_any_chat() {
@@ -9,9 +9,8 @@ fn stdin_past_8_mib_is_refused_before_any_chat() {
         .ai()
         .args(["sonnet", "summarize"])
         .write_stdin(vec![b'a'; 8 * 1024 * 1024 + 1])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
+        .run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("error: standard input is longer than 8 MiB"),
@@ -30,9 +29,8 @@ fn stdin_of_exactly_8_mib_is_sent() {
         .ai()
         .args(["--no-chat", "sonnet"])
         .write_stdin(vec![b'a'; 8 * 1024 * 1024])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin("claude").len(), 8 * 1024 * 1024);
 }
 
@@ -49,8 +47,8 @@ fn a_cli_reply_past_16_mib_stops_the_backend() {
         ),
     );
     std::fs::write(env.path("mib"), vec![b'q'; 1024 * 1024]).unwrap();
-    let out = env.ai().args(["codex", "hi"]).output().unwrap();
-    let err = stderr(&out);
+    let out = env.ai().args(["codex", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("longer than 16 MiB"), "{err}");
     assert!(
