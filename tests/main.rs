@@ -1,9 +1,10 @@
 //! The integration suite, one test binary: each test runs the built `ai` in a temp world with
-//! fake backend CLIs (see `suite/util.rs`). The modules live in `tests/suite/`, so Cargo does not
-//! take each of them for a test binary of its own.
+//! fake backend CLIs or a scripted HTTP server (see `support/mod.rs` for how to write one). The
+//! modules live in folders below `tests/`, so Cargo does not take each of them for a test binary
+//! of its own.
 
-#[path = "suite/util.rs"]
-mod util;
+/// The one test support module: world, command builder, fakes, chats, HTTP server, pty.
+mod support;
 
 #[path = "suite/backends.rs"]
 mod backends;
@@ -21,6 +22,8 @@ mod config_file;
 mod errors;
 #[path = "suite/files.rs"]
 mod files;
+#[path = "suite/guard.rs"]
+mod guard;
 #[path = "suite/hostile_bounds.rs"]
 mod hostile_bounds;
 #[path = "suite/hostile_signals.rs"]
@@ -42,7 +45,7 @@ mod terminal;
 #[path = "suite/words.rs"]
 mod words;
 
-/// Persistent chats (`tests/chat/`, with a harness of its own).
+/// Persistent chats (`tests/chat/`).
 mod chat;
 
 /// HTTP providers against a scripted server on 127.0.0.1 (`tests/http/`).

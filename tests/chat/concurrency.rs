@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use super::harness::{Env, SLOW_GEMINI, echo_reply, wait_for};
+use crate::support::{Env, SLOW_GEMINI, echo_reply, wait_for};
 
 #[test]
 fn twenty_turns_at_once_on_one_chat() {
-    let env = Env::new();
+    let env = Env::empty();
     let id = env.new_chat("echo");
     let prompts: Vec<String> = (1..=20).map(|k| format!("prompt number {k}")).collect();
     let procs: Vec<_> = prompts
@@ -133,7 +133,7 @@ fn a_busy_chat_is_waited_for() {
 #[test]
 fn renames_and_new_system_prompts_racing_turns_lose_nothing() {
     // A rename or a new system prompt replaces the file: turns waiting for it must follow.
-    let env = Env::new();
+    let env = Env::empty();
     let id = env.new_chat("echo");
     let mut procs = Vec::new();
     let mut turns = Vec::new();

@@ -1,6 +1,6 @@
 //! Crashes, torn writes, damaged files, Ctrl+C, and a delete racing a turn.
 
-use super::harness::{Env, SLOW_GEMINI, echo_reply, message, signal, wait_for};
+use crate::support::{Env, SLOW_GEMINI, echo_reply, message, signal, wait_for};
 
 const TORN: &[u8] = br#"{"type":"message","ro"#;
 
@@ -253,7 +253,7 @@ fn gc_skips_a_chat_in_use() {
     let id = env.start("one");
     let turn = env.spawn(&["chat", &id, "gemini", "slow question"]);
     env.wait_started("gemini");
-    super::harness::age(
+    crate::support::age(
         &env.chat_path(&id),
         std::time::Duration::from_secs(90 * 86_400),
     );

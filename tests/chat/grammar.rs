@@ -1,6 +1,6 @@
 //! Every way to start, continue and refuse a chat on the command line.
 
-use super::harness::{
+use crate::support::{
     Env, RECORDING_CLAUDE, RECORDING_CODEX, echo_reply, generated_id, transcript,
 };
 
@@ -168,7 +168,7 @@ fn a_model_named_for_one_turn_gets_the_history_and_then_stays() {
 
 #[test]
 fn chat_new_with_a_system_prompt() {
-    let env = Env::new();
+    let env = Env::empty();
     let out = env
         .run(&["chat", "new", "echo", "--system", "Be terse."])
         .success();
@@ -262,7 +262,7 @@ fn no_chat_and_save_false_save_nothing() {
     assert!(env.chat_files().is_empty(), "{:?}", env.chat_files());
     assert!(!env.home.join("last_chat").exists());
 
-    env.config(r#"{"default_alias":"echo","chat":{"save":false}}"#);
+    env.write_config(r#"{"default_alias":"echo","chat":{"save":false}}"#);
     for args in [vec!["echo", "hi"], vec!["hi there"]] {
         let out = env.run(&args).success();
         assert!(out.stdout.starts_with("echo: model echo"), "{}", out.stdout);

@@ -2,14 +2,14 @@
 
 use serde_json::Value;
 
-use super::harness::{Env, echo_reply};
+use crate::support::{Env, echo_reply};
 
 const PYTHON_CHAT: &str = r#"{"chat_id":"ABC","model_alias":"echo","messages":[{"role":"user","content":"Hello","timestamp":"2025-01-01T10:00:00"},{"role":"assistant","content":"Hi there","timestamp":"2025-01-01T10:00:05"}],"created_at":"2025-01-01T10:00:00","updated_at":"2025-01-01T10:00:05"}"#;
 
 #[test]
 fn a_python_chat_is_listed_shown_and_continued() {
     // No default model: the chat's own model carries the turn.
-    let env = Env::new();
+    let env = Env::empty();
     std::fs::create_dir_all(env.chats_dir()).unwrap();
     let legacy = env.chats_dir().join("ABC.json");
     std::fs::write(&legacy, PYTHON_CHAT).unwrap();
@@ -77,7 +77,7 @@ fn a_python_chat_is_listed_shown_and_continued() {
 
 #[test]
 fn a_python_chat_is_converted_by_a_rename_or_a_new_system_prompt() {
-    let env = Env::new();
+    let env = Env::empty();
     std::fs::create_dir_all(env.chats_dir()).unwrap();
     let legacy = env.chats_dir().join("ABC.json");
     std::fs::write(&legacy, PYTHON_CHAT).unwrap();
@@ -115,7 +115,7 @@ fn a_python_chat_is_converted_by_a_rename_or_a_new_system_prompt() {
 
 #[test]
 fn turns_racing_on_a_python_chat_convert_it_once() {
-    let env = Env::new();
+    let env = Env::empty();
     std::fs::create_dir_all(env.chats_dir()).unwrap();
     std::fs::write(env.chats_dir().join("ABC.json"), PYTHON_CHAT).unwrap();
     let procs: Vec<_> = (0..10)

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::Env;
+use crate::support::Env;
 
 fn python_chat() -> Value {
     json!({
@@ -33,7 +33,7 @@ fn leaves(v: &Value, out: &mut Vec<String>) {
 
 #[test]
 fn conversion_keeps_other_roles_unknown_keys_and_fields() {
-    let env = Env::new();
+    let env = Env::empty();
     std::fs::create_dir_all(env.chats_dir()).unwrap();
     let original = python_chat();
     std::fs::write(env.chats_dir().join("LEG1.json"), original.to_string()).unwrap();
@@ -74,7 +74,7 @@ fn conversion_keeps_other_roles_unknown_keys_and_fields() {
 
 #[test]
 fn a_system_message_becomes_the_system_prompt_when_there_is_none() {
-    let env = Env::new();
+    let env = Env::empty();
     std::fs::create_dir_all(env.chats_dir()).unwrap();
     let mut chat = python_chat();
     chat.as_object_mut().unwrap().remove("system_prompt");

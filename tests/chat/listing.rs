@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, header, message};
+use crate::support::{Env, header, message};
 
 fn mkfifo(path: &Path) {
     let c = CString::new(path.as_os_str().as_bytes()).unwrap();
@@ -125,7 +125,7 @@ fn a_fifo_in_the_chats_folder_never_hangs_ai() {
 fn a_symlinked_chat_is_refused_clearly_and_left_alone() {
     let env = Env::echo();
     let id = env.start("hello");
-    let target = env.user_home.join("elsewhere.jsonl");
+    let target = env.project.join("elsewhere.jsonl");
     fs::rename(env.chat_path(&id), &target).unwrap();
     std::os::unix::fs::symlink(&target, env.chat_path(&id)).unwrap();
     let before = fs::read(&target).unwrap();

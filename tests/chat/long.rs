@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, header, message};
+use crate::support::{Env, header, message};
 
 /// A fake `claude` that keeps each call's stdin (claude.N.stdin) and answers `REPLY-N`, or
 /// `SUMMARY-N` when asked to summarize.
@@ -42,9 +42,9 @@ fn sonnet_chat(env: &Env, id: &str, turns: u64, history_tokens: u64) {
 
 #[test]
 fn the_warning_starts_past_85_percent_of_the_context_with_three_choices() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", RECORDING_CLAUDE);
-    env.config(r#"{"context_tokens": {"sonnet": 1000}}"#);
+    env.write_config(r#"{"context_tokens": {"sonnet": 1000}}"#);
     // 840 earlier + "hi" (1 + 4 overhead) = 845: 84.5%, no warning.
     sonnet_chat(&env, "K1A", 2, 840);
     let out = env.run(&["chat", "K1A", "hi"]).success();
@@ -72,7 +72,7 @@ fn the_warning_starts_past_85_percent_of_the_context_with_three_choices() {
 #[test]
 fn the_window_never_exceeds_what_the_model_accepts() {
     let env = Env::echo();
-    env.config(
+    env.write_config(
         r#"{"default_alias":"echo","context_tokens":{"echo":100},"chat":{"window_tokens":8000}}"#,
     );
     let id = env.start("first");
@@ -86,9 +86,9 @@ fn the_window_never_exceeds_what_the_model_accepts() {
 
 #[test]
 fn on_overflow_fail_refuses_the_turn_and_keeps_the_prompt() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", RECORDING_CLAUDE);
-    env.config(r#"{"context_tokens": {"sonnet": 1000}, "chat": {"on_overflow": "fail"}}"#);
+    env.write_config(r#"{"context_tokens": {"sonnet": 1000}, "chat": {"on_overflow": "fail"}}"#);
     sonnet_chat(&env, "F1X", 6, 900);
     let out = env.run(&["chat", "F1X", "the new question"]).code(2);
     assert!(
@@ -113,9 +113,9 @@ fn on_overflow_fail_refuses_the_turn_and_keeps_the_prompt() {
 
 #[test]
 fn on_overflow_compact_summarizes_before_sending() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", RECORDING_CLAUDE);
-    env.config(r#"{"context_tokens": {"sonnet": 1000}, "chat": {"on_overflow": "compact"}}"#);
+    env.write_config(r#"{"context_tokens": {"sonnet": 1000}, "chat": {"on_overflow": "compact"}}"#);
     sonnet_chat(&env, "C1X", 6, 900);
     let out = env.run(&["chat", "C1X", "new question"]).success();
     assert!(
@@ -140,7 +140,7 @@ fn on_overflow_compact_summarizes_before_sending() {
 
 #[test]
 fn compact_keeps_the_messages_and_sends_the_summary_in_their_place() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", RECORDING_CLAUDE);
     sonnet_chat(&env, "S1X", 6, 100);
     let out = env
@@ -192,7 +192,7 @@ fn compact_keeps_the_messages_and_sends_the_summary_in_their_place() {
 
 #[test]
 fn compact_with_too_little_to_summarize_changes_nothing() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", RECORDING_CLAUDE);
     sonnet_chat(&env, "N1X", 2, 10);
     let before = env.bytes("N1X");
@@ -209,7 +209,7 @@ fn compact_with_too_little_to_summarize_changes_nothing() {
 
 #[test]
 fn compact_failure_writes_nothing() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", "echo 'Not logged in' >&2\nexit 1\n");
     sonnet_chat(&env, "E1X", 6, 10);
     let before = env.bytes("E1X");
@@ -281,7 +281,7 @@ fn export_and_import_round_trip_in_both_formats() {
     );
 
     for (format, text) in [("md", &md), ("json", &json_before)] {
-        let file = env.user_home.join(format!("export.{format}"));
+        let file = env.project.join(format!("export.{format}"));
         std::fs::write(&file, text).unwrap();
         env.run(&["chat", "delete", &id]).success();
         let out = env
@@ -295,7 +295,7 @@ fn export_and_import_round_trip_in_both_formats() {
         assert_eq!(after, json_before, "{format} round trip");
     }
     // Importing beside the original gives a new ID and the same content.
-    let file = env.user_home.join("export.json");
+    let file = env.project.join("export.json");
     let out = env
         .run(&["chat", "import", file.to_str().unwrap()])
         .success();
@@ -314,7 +314,7 @@ fn export_and_import_round_trip_in_both_formats() {
 #[test]
 fn import_refuses_what_is_not_an_export() {
     let env = Env::echo();
-    let file = env.user_home.join("notes.txt");
+    let file = env.project.join("notes.txt");
     std::fs::write(&file, "just some notes\n").unwrap();
     let out = env.run(&["chat", "import", file.to_str().unwrap()]).code(2);
     assert!(

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::harness::{Env, FLAKY_GEMINI, age, echo_reply, transcript};
+use crate::support::{Env, FLAKY_GEMINI, age, echo_reply, transcript};
 
 /// The data rows of `ai chat list` (the header line checked and dropped).
 fn rows(stdout: &str) -> Vec<Vec<String>> {
@@ -284,7 +284,7 @@ fn complete_lists_ids_with_titles() {
 
 #[test]
 fn a_failed_first_turn_is_kept_in_a_new_chat() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("gemini", FLAKY_GEMINI);
     let out = env.run(&["gemini", "hello there"]).code(1);
     let ids = env.chat_ids();

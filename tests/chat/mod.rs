@@ -1,8 +1,7 @@
 //! Integration tests for persistent chats: the built `ai` binary, run hermetically (a temporary
 //! `AI_CLI_HOME` and `HOME`, a cleared environment, fake backend CLIs on the child's PATH only),
-//! checked by its exit codes, its outputs and the chat files it leaves.
-
-mod harness;
+//! checked by its exit codes, its outputs and the chat files it leaves. The worlds come from
+//! `tests/support` (`Env::echo`, or `Env::empty` plus `env.fake(…)`).
 
 mod concurrency;
 mod crash;

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::harness::{Env, header, message};
+use crate::support::{Env, header, message};
 
 /// A whole last record that only lacks its newline is kept with its prompt.
 #[test]
@@ -25,9 +25,9 @@ fn a_last_record_without_its_newline_is_kept() {
 /// A failing backend during automatic compaction keeps the turn's prompt for `chat retry`.
 #[test]
 fn a_failed_automatic_compaction_keeps_the_prompt() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("claude", "echo 'Not logged in' >&2\nexit 1\n");
-    env.config(r#"{"context_tokens": {"sonnet": 1000}, "chat": {"on_overflow": "compact"}}"#);
+    env.write_config(r#"{"context_tokens": {"sonnet": 1000}, "chat": {"on_overflow": "compact"}}"#);
     let mut recs = vec![header("P1X", json!({"model": "sonnet"}))];
     for t in 1..=6 {
         let mut u = message("user", &format!("q{t}"), t);
@@ -84,7 +84,7 @@ fn parallel_first_uses_of_a_name_all_land() {
 /// offered for retry.
 #[test]
 fn retry_keeps_one_pending_record_and_answered_ones_are_not_offered() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake("gemini", "/bin/cat >/dev/null\nif [ -e \"$FAKE_STATE/ok\" ]; then echo fine; else echo down >&2; exit 1; fi\n");
     let out = env.run(&["flash", "important prompt"]).code(1);
     let id = out
@@ -140,7 +140,7 @@ fn list_reads_a_long_header_whole() {
 #[test]
 fn import_refuses_what_would_break_a_chat() {
     let env = Env::echo();
-    let file = env.user_home.join("bad.json");
+    let file = env.project.join("bad.json");
     for doc in [
         json!({"v": 2, "id": "N1W", "created": "t", "records": []}),
         json!({"v": 1, "id": "H2H", "created": "t", "records": [{"type": "chat", "v": 1, "id": "X", "created": "t"}]}),
@@ -171,7 +171,7 @@ fn import_refuses_what_would_break_a_chat() {
 /// A reply interrupted before its first word is stored empty, but never sent empty.
 #[test]
 fn an_empty_stored_reply_is_not_sent_empty() {
-    let env = Env::new();
+    let env = Env::empty();
     env.fake(
         "claude",
         "/bin/cat > \"$FAKE_STATE/claude.stdin\"\necho ok\n",

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::harness::{Env, Out, header, message};
+use crate::support::{Env, Out, header, message};
 
 const TITLE_ESC: &str = "\u{1b}]0;evil\u{7}";
 const RED: &str = "\u{1b}[31m";
@@ -21,7 +21,7 @@ fn assert_clean(out: &Out) {
 
 #[test]
 fn list_and_show_strip_terminal_escapes() {
-    let env = Env::new();
+    let env = Env::empty();
     let mut reply = message("assistant", &format!("{RED}red reply{TITLE_ESC}"), 1);
     reply["alias"] = json!(format!("echo{RED}"));
     reply["model"] = json!(format!("{TITLE_ESC}echo"));

@@ -5,36 +5,23 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::harness::{AI, Env, Out};
+use crate::support::{Env, Out, ai_bin};
 
 /// Run `ai args…` with a file-size limit of `blocks` 512-byte blocks (`ulimit -f`): a write
-/// past it fails with EFBIG, as a full disk fails with ENOSPC (SIGXFSZ is ignored).
+/// past it fails with EFBIG, as a full disk fails with ENOSPC (SIGXFSZ is ignored). Its
+/// output goes to pipes: the limit would stop writes to the files a call is captured in.
 pub fn run_limited(env: &Env, blocks: u64, args: &[&str]) -> Out {
     let script = r#"trap '' XFSZ; ulimit -f "$1" || exit 99; shift; exec "$@""#;
-    let output = Command::new("/bin/sh")
+    env.program("/bin/sh")
         .arg("-c")
         .arg(script)
         .arg("sh")
         .arg(blocks.to_string())
-        .arg(AI)
+        .arg(ai_bin())
         .args(args)
-        .env_clear()
-        .env("AI_CLI_HOME", &env.home)
-        .env("HOME", &env.user_home)
-        .env("PATH", format!("{}:/usr/bin:/bin", env.bin.display()))
-        .env("FAKE_STATE", &env.state)
-        .current_dir(&env.user_home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run ai under a file-size limit");
-    Out {
-        args: args.iter().map(|a| (*a).to_owned()).collect(),
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        stdout_bytes: output.stdout,
-        stderr_bytes: output.stderr,
-    }
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .run()
 }
 
 /// Hidden files (`.…`) in a folder.

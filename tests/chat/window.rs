@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::{Env, RECORDING_CLAUDE, echo_reply, header, message, transcript};
+use crate::support::{Env, RECORDING_CLAUDE, echo_reply, header, message, transcript};
 
 /// A chat of `turns` exchanges, user `question N …` and assistant `answer N …`, each padded
 /// with `pad` characters.
@@ -78,8 +78,8 @@ fn newest_pairs(sent: &[(String, String)], turns: usize, prompt: &str) -> usize 
 
 #[test]
 fn a_small_window_sends_the_system_prompt_the_newest_pairs_and_the_prompt() {
-    let env = Env::new();
-    env.config(r#"{"default_alias":"echo","chat":{"window_tokens":200}}"#);
+    let env = Env::empty();
+    env.write_config(r#"{"default_alias":"echo","chat":{"window_tokens":200}}"#);
     env.fake("claude", RECORDING_CLAUDE);
     long_chat(&env, "K7Q", 10, 100, Some("Be brief."));
     let before = env.bytes("K7Q");

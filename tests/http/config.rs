@@ -3,13 +3,12 @@
 
 use serde_json::json;
 
-use super::harness::*;
-use super::server::{Reply, Server, closed_port_url};
+use crate::support::*;
 
 #[test]
 fn vars_in_api_key_and_base_url() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("expanded", 1, 1)])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("MY_OPENAI_KEY", KEY)
         .set("MY_OPENAI_BASE", &format!("{}/v1", s.url()));
     env.write_config(
@@ -29,7 +28,7 @@ fn vars_in_api_key_and_base_url() {
 #[test]
 fn dotenv_in_home_supplies_the_key() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("from dotenv", 1, 1)])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENAI_BASE_URL", &format!("{}/v1", s.url()));
     std::fs::write(
         env.home.join(".env"),
@@ -48,7 +47,7 @@ fn dotenv_in_home_supplies_the_key() {
 #[test]
 fn the_environment_wins_over_dotenv() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("env wins", 1, 1)])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENAI_BASE_URL", &format!("{}/v1", s.url()))
         .set("OPENAI_API_KEY", KEY);
     std::fs::write(
@@ -71,7 +70,7 @@ fn dotenv_supplies_the_base_url_too() {
         an_text("via dotenv"),
         an_end(1)
     )])]);
-    let env = Env::new();
+    let env = Env::empty();
     std::fs::write(
         env.home.join(".env"),
         format!("ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL={}\n", s.url()),
@@ -100,7 +99,7 @@ fn environment_base_url_overrides_config() {
 #[test]
 fn a_declared_compatible_provider() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("local model", 5, 2)])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("LMSTUDIO_KEY", KEY);
     env.write_config(&format!(
         r#"{{"providers":{{"lmstudio":{{"base_url":"{}/v1/","api_key_env":"LMSTUDIO_KEY","headers":{{"X-Client":"tests"}}}}}}}}"#,
@@ -124,7 +123,7 @@ fn a_declared_compatible_provider() {
     );
     assert_eq!(b["max_tokens"], 4096);
     assert_eq!(b["stream"], true);
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m[1]["provider"], "lmstudio");
     assert_eq!(m[1]["usage"], json!({"input": 5, "output": 2}));
 }
@@ -132,7 +131,7 @@ fn a_declared_compatible_provider() {
 #[test]
 fn a_declared_provider_without_a_key() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("no key needed", 1, 1)])]);
-    let env = Env::new();
+    let env = Env::empty();
     env.write_config(&format!(
         r#"{{"providers":{{"llamacpp":{{"base_url":"{}/v1"}}}}}}"#,
         s.url()
@@ -160,10 +159,10 @@ fn max_tokens_and_field_from_config() {
 #[test]
 fn missing_key_names_the_variable() {
     let s = Server::start(vec![]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENAI_BASE_URL", &format!("{}/v1", s.url()));
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.error().contains("no API key"), "{out:#?}");
     assert!(
         out.stderr
@@ -177,33 +176,33 @@ fn missing_key_names_the_variable() {
 #[test]
 fn missing_key_of_a_declared_provider_names_its_variable() {
     let s = Server::start(vec![]);
-    let env = Env::new();
+    let env = Env::empty();
     env.write_config(&format!(
         r#"{{"providers":{{"lmstudio":{{"base_url":"{}/v1","api_key_env":"LMSTUDIO_KEY"}}}}}}"#,
         s.url()
     ));
     let out = env.run(&["lmstudio:qwen", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.stderr.contains("LMSTUDIO_KEY"), "{out:#?}");
     assert!(s.requests().is_empty());
 }
 
 #[test]
 fn azure_without_endpoint_names_the_variable() {
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("AZURE_OPENAI_API_KEY", KEY);
     let out = env.run(&["azure:dep", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.stderr.contains("AZURE_OPENAI_ENDPOINT"), "{out:#?}");
 }
 
 #[test]
 fn an_invalid_providers_entry_is_a_config_error() {
-    let env = Env::new();
+    let env = Env::empty();
     env.write_config(r#"{"providers":{"openai":{"base_ulr":"http://127.0.0.1:1/v1"}}}"#);
     let mut env = env;
     env.set("OPENAI_API_KEY", KEY);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.stderr.contains("base_ulr"), "{out:#?}");
 }

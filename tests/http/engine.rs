@@ -3,8 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::*;
-use super::server::{Reply, Server};
+use crate::support::*;
 
 /// A chat with a summary through turn 1, then turn 2 with a tool round and its answer.
 fn seed(env: &Env, id: &str, provider: &str, model: &str) {
@@ -166,7 +165,7 @@ fn a_missing_key_is_found_before_any_chat_is_written() {
     let mut env = Env::for_provider("openai", &s);
     env.set("OPENAI_API_KEY", "");
     let out = env.run(&["openai:gpt-test", "hello"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.error().contains("no API key for openai"), "{out:#?}");
     assert!(env.chats().is_empty(), "no chat is left behind");
     assert!(s.requests().is_empty());
@@ -180,8 +179,8 @@ fn a_failed_turn_ends_stderr_with_the_chat_footer() {
     )]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hello"]);
-    assert_eq!(out.code, 1, "{out:#?}");
-    let id = out.chat_id();
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    let id = out.first_chat_id();
     assert!(
         out.stderr.trim_end().ends_with(&format!("[chat: {id}]")),
         "{out:#?}"
@@ -197,10 +196,10 @@ fn an_empty_reply_is_marked_and_can_be_retried() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hello"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("returned an empty reply"), "{out:#?}");
     let id = out.chat_id();
-    let msgs = env.messages();
+    let msgs = env.only_messages();
     assert_eq!(msgs.last().unwrap()["empty"], true);
     let again = env.run(&["chat", "retry", &id]);
     again.ok();
@@ -218,12 +217,12 @@ fn a_reply_cut_short_can_be_retried() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hello"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     let id = out.chat_id();
     let again = env.run(&["chat", "retry", &id]);
     again.ok();
     assert_eq!(again.stdout, "whole answer\n");
-    let msgs = env.messages();
+    let msgs = env.only_messages();
     assert_eq!(msgs.last().unwrap()["content"], "whole answer");
     assert_eq!(msgs.last().unwrap()["turn"], 2);
 }
@@ -236,7 +235,7 @@ fn several_models_in_json_report_the_chat_of_one_that_failed() {
     )]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--json", "echo", "openai:gpt-test", "hello"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     let items = out.json();
     let failed = &items[1];
     assert!(failed["reply"].is_null());

@@ -3,8 +3,7 @@
 
 use serde_json::Value;
 
-use super::harness::*;
-use super::server::{Framing, Reply, Server, closed_port_url};
+use crate::support::*;
 
 fn error_json(message: &str, kind: &str, code: &str) -> String {
     serde_json::json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
@@ -13,7 +12,7 @@ fn error_json(message: &str, kind: &str, code: &str) -> String {
 
 /// The chat's last record is a pending prompt (a turn that failed before any text).
 fn assert_pending(env: &Env, prompt: &str) -> Value {
-    let chat = env.chat();
+    let chat = env.only_chat();
     let last = chat.last().expect("records").clone();
     assert_eq!(last["type"], "pending", "{chat:#?}");
     assert_eq!(last["content"], prompt);
@@ -28,7 +27,7 @@ fn assert_pending(env: &Env, prompt: &str) -> Value {
 
 /// The chat holds the prompt and the partial reply, marked interrupted.
 fn assert_interrupted(env: &Env, prompt: &str, partial: &str) {
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m.len(), 2, "{m:#?}");
     assert_eq!(m[0]["role"], "user");
     assert_eq!(m[0]["content"], prompt);
@@ -53,7 +52,7 @@ fn rate_limited_then_success() {
     assert_eq!(out.stdout, "made it\n");
     assert!(out.stderr.contains("429"), "{out:#?}");
     assert_eq!(s.requests().len(), 2);
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m.len(), 2);
     assert_eq!(m[1]["content"], "made it");
 }
@@ -149,7 +148,7 @@ fn retries_exhausted() {
     let s = Server::start(vec![fail(), fail(), fail()]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "");
     // The default: 2 retries, so 3 requests.
     assert_eq!(s.requests().len(), 3);
@@ -165,7 +164,7 @@ fn retries_setting_is_obeyed() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"retries":1}}}"#);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 2);
     assert!(out.error().contains("503"), "{out:#?}");
 }
@@ -186,7 +185,7 @@ fn insufficient_quota_is_not_retried() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
     assert!(out.error().contains("quota"), "{out:#?}");
     assert!(!out.stderr.contains("retrying"), "{out:#?}");
@@ -207,7 +206,7 @@ fn unauthorized_names_the_variable() {
     )]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
     assert!(out.error().contains("401"), "{out:#?}");
     assert!(
@@ -228,7 +227,7 @@ fn gemini_bad_key_is_a_400() {
     )]);
     let env = Env::for_provider("gemini-api", &s);
     let out = env.run(&["gemini-api:gm-test", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.stderr.contains("GEMINI_API_KEY"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
 }
@@ -245,7 +244,7 @@ fn unknown_model_is_not_found() {
     )]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-nope", "hi"]);
-    assert_eq!(out.code, 4, "{out:#?}");
+    assert_eq!(out.code, Some(4), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
     assert!(out.error().contains("gpt-nope"), "{out:#?}");
 }
@@ -258,7 +257,7 @@ fn ollama_unknown_model() {
     )]);
     let env = Env::for_provider("ollama-api", &s);
     let out = env.run(&["ollama-api:nope", "hi"]);
-    assert_eq!(out.code, 4, "{out:#?}");
+    assert_eq!(out.code, Some(4), "{out:#?}");
     assert!(out.error().contains("nope"), "{out:#?}");
 }
 
@@ -274,19 +273,19 @@ fn context_too_long() {
     )]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
     assert!(out.error().contains("conversation is too long"), "{out:#?}");
 }
 
 #[test]
 fn connection_refused() {
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENAI_API_KEY", KEY)
         .set("OPENAI_BASE_URL", &format!("{}/v1", closed_port_url()));
     env.write_config(r#"{"providers":{"openai":{"retries":0}}}"#);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     let e = out.error();
     assert!(e.contains("connection refused"), "{out:#?}");
     assert!(out.stderr.contains("is the server running"), "{out:#?}");
@@ -302,7 +301,7 @@ fn malformed_json_in_stream() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "");
     assert!(out.error().contains("invalid response"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
@@ -314,7 +313,7 @@ fn malformed_json_after_text() {
     let s = Server::start(vec![Reply::sse(&[&oa_text("half"), "data: {oops\n\n"])]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "half\n");
     assert!(out.error().contains("invalid response"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
@@ -331,7 +330,7 @@ fn non_streamed_body_that_is_not_json() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"stream":false}}}"#);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("invalid response"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
 }
@@ -345,7 +344,7 @@ fn non_streamed_error_body_in_a_200_reply_is_the_providers_error() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"stream":false}}}"#);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(
         out.error()
             .contains("openai reported an error: context too long"),
@@ -365,7 +364,7 @@ fn connection_dropped_mid_stream() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "what is it"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "The answer is forty\n");
     assert_eq!(s.requests().len(), 1, "a cut reply is never retried");
     out.error();
@@ -381,7 +380,7 @@ fn connection_dropped_mid_stream_anthropic() {
     ]);
     let env = Env::for_provider("anthropic", &s);
     let out = env.run(&["anthropic:claude-test", "go"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "partial\n");
     assert_eq!(s.requests().len(), 1);
     assert_interrupted(&env, "go", "partial");
@@ -418,7 +417,7 @@ fn openai_error_event_mid_stream() {
     ])]);
     let env = Env::for_provider("openrouter", &s);
     let out = env.run(&["openrouter:vendor/m", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "so far\n");
     assert!(out.error().contains("upstream provider failed"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
@@ -436,7 +435,7 @@ fn openrouter_finish_reason_error() {
     ])]);
     let env = Env::for_provider("openrouter", &s);
     let out = env.run(&["openrouter:vendor/m", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "partial\n");
     assert_interrupted(&env, "hi", "partial");
 }
@@ -475,7 +474,7 @@ fn anthropic_error_event_about_the_request_is_not_retried() {
     ]);
     let env = Env::for_provider("anthropic", &s);
     let out = env.run(&["anthropic:claude-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "");
     assert!(
         out.error()
@@ -498,7 +497,7 @@ fn anthropic_error_event_after_text() {
     ])]);
     let env = Env::for_provider("anthropic", &s);
     let out = env.run(&["anthropic:claude-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "begun\n");
     assert!(out.error().contains("overloaded"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
@@ -513,7 +512,7 @@ fn ollama_error_line() {
     ])]);
     let env = Env::for_provider("ollama-api", &s);
     let out = env.run(&["ollama-api:llama-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "some\n");
     assert!(
         out.error().contains("llama runner process has terminated"),
@@ -532,7 +531,7 @@ fn gemini_error_in_stream() {
     ])]);
     let env = Env::for_provider("gemini-api", &s);
     let out = env.run(&["gemini-api:gm-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "par\n");
     assert!(out.error().contains("internal error"), "{out:#?}");
     assert_interrupted(&env, "hi", "par");
@@ -560,7 +559,7 @@ fn stream_without_terminator_is_an_error() {
         ("ollama-api:m", "ollama part"),
     ] {
         let out = env.run(&[model, "hi"]);
-        assert_eq!(out.code, 1, "{model}: {out:#?}");
+        assert_eq!(out.code, Some(1), "{model}: {out:#?}");
         assert_eq!(out.stdout, format!("{text}\n"));
         assert!(
             out.error().contains("ended before it was complete"),
@@ -597,7 +596,7 @@ fn html_error_page() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 1, "x-should-retry: false is obeyed");
     assert!(out.error().contains("502"), "{out:#?}");
 }
@@ -613,7 +612,7 @@ fn timeout_flag_applies_to_http_providers() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"retries":0}}}"#);
     let out = env.run(&["--timeout", "1", "openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("no answer"), "{out:#?}");
 }
 
@@ -629,7 +628,7 @@ fn timeout_flag_equal_to_the_global_one_still_wins() {
     env.write_config(r#"{"timeout":1,"providers":{"openai":{"retries":0,"timeout":30}}}"#);
     let started = std::time::Instant::now();
     let out = env.run(&["--timeout", "1", "openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("within 1s"), "{out:#?}");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(5),
@@ -647,7 +646,7 @@ fn provider_timeout_from_config() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"retries":0,"timeout":1}}}"#);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("no answer"), "{out:#?}");
 }
 
@@ -660,7 +659,7 @@ fn timeout_after_some_text_keeps_it() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--timeout", "1", "openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(out.stdout, "slow start\n");
     assert!(out.error().contains("took longer than 1s"), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
@@ -679,7 +678,7 @@ fn a_long_retry_after_is_not_waited_for() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 1);
     assert!(out.error().contains("rate limiting"), "{out:#?}");
     assert!(out.stderr.contains("max_requests_per_minute"), "{out:#?}");
@@ -708,7 +707,7 @@ fn gemini_blocked_prompt() {
     )])]);
     let env = Env::for_provider("gemini-api", &s);
     let out = env.run(&["gemini-api:gm-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("blocked (SAFETY)"), "{out:#?}");
     assert!(out.stderr.contains("rephrase the prompt"), "{out:#?}");
     assert!(!out.stderr.contains("invalid response"), "{out:#?}");
@@ -736,7 +735,7 @@ fn other_providers_name_their_key_variable() {
         ("azure:my-dep", "AZURE_OPENAI_API_KEY"),
     ] {
         let out = env.run(&[model, "hi"]);
-        assert_eq!(out.code, 3, "{out:#?}");
+        assert_eq!(out.code, Some(3), "{out:#?}");
         assert!(out.stderr.contains(var), "{out:#?}");
     }
     assert_eq!(s.requests().len(), 2);
@@ -750,7 +749,7 @@ fn azure_unknown_deployment() {
     )]);
     let env = Env::for_provider("azure", &s);
     let out = env.run(&["azure:no-such-dep", "hi"]);
-    assert_eq!(out.code, 4, "{out:#?}");
+    assert_eq!(out.code, Some(4), "{out:#?}");
     assert!(out.error().contains("no-such-dep"), "{out:#?}");
 }
 
@@ -763,18 +762,18 @@ fn a_failed_turn_can_be_retried() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"retries":0}}}"#);
     let out = env.run(&["openai:gpt-test", "please"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_pending(&env, "please");
     let id = env.chats().len();
     assert_eq!(id, 1);
-    let chat_id = env.chat()[0]["id"].as_str().expect("id").to_owned();
+    let chat_id = env.only_chat()[0]["id"].as_str().expect("id").to_owned();
     let out = env.run(&["chat", "retry", &chat_id]);
     out.ok();
     assert_eq!(out.stdout, "second time lucky\n");
     let reqs = s.requests();
     assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0].body, reqs[1].body, "the same prompt is sent again");
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m.len(), 2, "{m:#?}");
     assert_eq!(m[0]["content"], "please");
     assert_eq!(m[1]["content"], "second time lucky");
@@ -811,7 +810,7 @@ fn a_closed_stdout_ends_the_call_quietly() {
     assert!(!stderr.contains("error:"), "{stderr}");
     assert!(!stderr.contains(KEY));
     env.assert_no_key_in_files();
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m[1]["role"], "assistant");
     assert_eq!(m[1]["interrupted"], true, "{m:#?}");
     assert!(m[1]["content"].as_str().unwrap_or("").starts_with("first "));

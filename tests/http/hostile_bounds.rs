@@ -1,8 +1,7 @@
 //! Every input is read with a limit (issue 10): one stream line, one reply, a whole body. Past
 //! the limit the call fails with an error that names it, instead of filling the memory.
 
-use super::harness::*;
-use super::server::{Framing, Reply, Server};
+use crate::support::*;
 
 const OA: &str = "openai:gpt-4o-mini";
 const MIB: usize = 1024 * 1024;
@@ -13,7 +12,7 @@ fn a_stream_line_past_4_mib_is_refused() {
     let s = Server::start(vec![Reply::sse(&[&line])]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1, "not retried");
     assert!(out.error().contains("longer than 4 MiB"), "{}", out.stderr);
 }
@@ -24,7 +23,7 @@ fn an_ndjson_line_past_4_mib_is_refused() {
     let s = Server::start(vec![Reply::ndjson(&[&line])]);
     let env = Env::for_provider("ollama-api", &s);
     let out = env.run(&["--no-chat", "ollama-api:m", "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert!(out.error().contains("longer than 4 MiB"), "{}", out.stderr);
 }
 
@@ -41,9 +40,12 @@ fn a_streamed_reply_past_8_mib_is_cut_and_kept() {
     let s = Server::start(vec![reply.body(&oa_end(1, 1))]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&[OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert!(out.error().contains("longer than 8 MiB"), "{}", out.stderr);
-    let kept = env.messages()[1]["content"].as_str().unwrap_or("").len();
+    let kept = env.only_messages()[1]["content"]
+        .as_str()
+        .unwrap_or("")
+        .len();
     assert!(kept > 7 * MIB && kept <= 8 * MIB, "kept {kept} bytes");
 }
 
@@ -57,7 +59,7 @@ fn a_whole_body_past_8_mib_is_refused() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"stream":false}}}"#);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1, "not retried");
     assert!(out.error().contains("longer than 8 MiB"), "{}", out.stderr);
 }

@@ -4,8 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::harness::*;
-use super::server::{Reply, Server, closed_port_url};
+use crate::support::*;
 
 const OA: &str = "openai:gpt-4o-mini";
 
@@ -25,7 +24,7 @@ fn a_wait_beyond_the_deadline_is_not_taken() {
     let out = env.run(&["--no-chat", "--timeout", "2", OA, "hi"]);
     // Generous: the bug is a 40 s sleep.
     assert!(started.elapsed() < Duration::from_secs(20), "{out:#?}");
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert!(
         out.stderr
@@ -42,7 +41,7 @@ fn retries_stop_at_the_deadline() {
     let s = Server::start(vec![overloaded("2"), overloaded("2"), overloaded("2")]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", "--timeout", "3", OA, "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 2, "{out:#?}");
     assert!(out.stderr.contains("beyond --timeout"), "{out:#?}");
 }
@@ -63,7 +62,7 @@ fn an_html_page_is_named_and_not_retried() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert_not_cut(&out);
     let e = out.error();
@@ -86,7 +85,7 @@ fn an_xml_document_is_named() {
     ]);
     let env = Env::for_provider("anthropic", &s);
     let out = env.run(&["--no-chat", "anthropic:claude-x", "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert_not_cut(&out);
     let e = out.error();
@@ -102,7 +101,7 @@ fn a_json_error_with_status_200_is_shown() {
     )]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert_not_cut(&out);
     assert!(
@@ -116,7 +115,7 @@ fn a_json_document_instead_of_a_stream_is_named() {
     let s = Server::start(vec![Reply::json(200, r#"{"object":"list","data":[]}"#)]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert_not_cut(&out);
     let e = out.error();
@@ -133,7 +132,7 @@ fn a_redirect_to_a_json_document_is_named() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_not_cut(&out);
     assert!(out.error().contains("not an event stream"), "{out:#?}");
     assert_eq!(target.requests().len(), 1);
@@ -149,7 +148,7 @@ fn a_compressed_body_is_named() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert_not_cut(&out);
     assert!(out.error().contains("gzip"), "{out:#?}");
@@ -160,7 +159,7 @@ fn a_compressed_body_is_named() {
 #[test]
 fn a_query_in_the_base_url_stays_after_the_path() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("ok", 1, 1)])]);
-    let env = Env::new();
+    let env = Env::empty();
     env.write_config(&format!(
         r#"{{"providers":{{"mine":{{"base_url":"{}/v1?x=1#frag"}}}}}}"#,
         s.url()
@@ -172,7 +171,7 @@ fn a_query_in_the_base_url_stays_after_the_path() {
 
 #[test]
 fn url_credentials_are_never_shown() {
-    let env = Env::new();
+    let env = Env::empty();
     let base = closed_port_url().replace("http://", "http://user:hunter2@");
     env.write_config(&format!(
         r#"{{"providers":{{"mine":{{"base_url":"{base}/v1"}}}}}}"#
@@ -181,7 +180,7 @@ fn url_credentials_are_never_shown() {
     dry.ok();
     assert!(dry.stdout.contains("http://***@127.0.0.1"), "{dry:#?}");
     let failed = env.run(&["--no-chat", "mine:m", "hi"]);
-    assert_eq!(failed.code, 1);
+    assert_eq!(failed.code, Some(1));
     for out in [&dry, &failed] {
         assert!(
             !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),
@@ -195,7 +194,7 @@ fn url_credentials_are_never_shown() {
 #[test]
 fn dotenv_inline_comments_are_not_part_of_the_value() {
     let s = Server::start(vec![Reply::sse(&[&oa_stream("ok", 1, 1)])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENAI_BASE_URL", &format!("{}/v1", s.url()));
     std::fs::write(
         env.home.join(".env"),
@@ -214,21 +213,10 @@ fn a_fifo_as_dotenv_does_not_hang() {
     let fifo = std::ffi::CString::new(env.home.join(".env").to_str().unwrap()).unwrap();
     // SAFETY: mkfifo(3) with a valid C string.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-    let mut child = env
-        .command(&["--no-chat", OA, "hi"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("ai hung on a FIFO .env");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let mut child = env.spawn(&["--no-chat", OA, "hi"]);
+    // ai hung on a FIFO .env if it still runs after 20 s.
+    child.wait_status_within(Duration::from_secs(20));
+    let out = child.wait();
     assert!(out.status.success(), "{out:#?}");
 }
 
@@ -243,7 +231,7 @@ fn status_408_is_a_timeout_not_a_refusal() {
     let env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"retries":0}}}"#);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert!(!out.stderr.contains("refused"), "{out:#?}");
     assert!(out.error().contains("timed out"), "{out:#?}");
 }
@@ -259,7 +247,7 @@ fn a_429_asking_for_an_hour_says_so() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert_eq!(s.requests().len(), 1);
     assert!(out.stderr.contains("asks to wait 1 h"), "{out:#?}");
     assert!(!out.stderr.contains("wait a little"), "{out:#?}");
@@ -270,19 +258,19 @@ fn json_of_the_wrong_shape_is_not_called_invalid_json() {
     let s = Server::start(vec![Reply::sse(&[&data(r#"{"choices":"x"}"#)])]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["--no-chat", OA, "hi"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, Some(1));
     assert!(!out.stderr.contains("not valid JSON"), "{out:#?}");
     assert!(out.error().contains("unexpected shape"), "{out:#?}");
 }
 
 #[test]
 fn huge_numbers_are_not_echoed_digit_by_digit() {
-    let env = Env::new();
+    let env = Env::empty();
     env.write_config(
         r#"{"providers":{"mine":{"base_url":"http://127.0.0.1:9/v1","timeout":-1e300}}}"#,
     );
     let out = env.run(&["--no-chat", "mine:m", "hi"]);
-    assert_eq!(out.code, 3, "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.error().contains("-1e300"), "{out:#?}");
     assert!(!out.stderr.contains("0000000000"), "{out:#?}");
 }
@@ -291,7 +279,7 @@ fn huge_numbers_are_not_echoed_digit_by_digit() {
 
 fn gemini_target(vars: &[(&str, &str)]) -> String {
     let s = Server::start(vec![Reply::sse(&[&gm_chunk("ok", Some((1, 1)))])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("GEMINI_API_KEY", KEY);
     for (k, v) in vars {
         env.set(k, &v.replace("URL", &s.url()));

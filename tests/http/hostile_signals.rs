@@ -2,12 +2,11 @@
 //! ai's 50 ms poll used to hide Ctrl+C and SIGTERM until the whole reply had streamed.
 
 use std::io::Read;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::harness::{Env, oa_end, oa_text};
-use super::server::{Framing, Reply, Server};
+use crate::support::{Env, Framing, Proc, Reply, Server, oa_end, oa_text, signal};
 
 /// A reply of `n` chunks 15 ms apart (far longer than any test waits for it).
 fn fast_stream(n: usize) -> Reply {
@@ -20,30 +19,8 @@ fn fast_stream(n: usize) -> Reply {
     r.body(&oa_end(1, 1))
 }
 
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: kill(2) on the pid of a child this test started.
-    unsafe {
-        libc::kill(child.id() as i32, sig);
-    }
-}
-
-fn wait_for(child: &mut Child, limit: Duration) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            return s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ai did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Start `ai` on a fast stream; return once the first text is on its stdout.
-fn started(env: &Env, args: &[&str]) -> (Child, mpsc::Receiver<Vec<u8>>) {
+fn started(env: &Env, args: &[&str]) -> (Proc, mpsc::Receiver<Vec<u8>>) {
     let mut child = env
         .command(args)
         .stdout(Stdio::piped())
@@ -70,9 +47,9 @@ fn interrupted_mid_stream(sig: i32, code: i32) {
     let mut seen = rx
         .recv_timeout(Duration::from_secs(30))
         .expect("the first chunk never arrived");
-    signal(&child, sig);
+    signal(child.pid(), sig);
     let sent = Instant::now();
-    let status = wait_for(&mut child, Duration::from_secs(30));
+    let status = child.wait_status_within(Duration::from_secs(30));
     let took = sent.elapsed();
     while let Ok(more) = rx.recv_timeout(Duration::from_millis(200)) {
         seen.extend(more);
@@ -85,7 +62,7 @@ fn interrupted_mid_stream(sig: i32, code: i32) {
         !seen.contains("chunk599"),
         "the whole reply streamed: {seen}"
     );
-    let messages = env.messages();
+    let messages = env.only_messages();
     assert_eq!(messages.len(), 2, "{messages:#?}");
     assert_eq!(messages[1]["interrupted"], true, "{messages:#?}");
     let kept = messages[1]["content"].as_str().unwrap_or_default();
@@ -123,14 +100,14 @@ fn a_second_ctrl_c_always_ends_ai() {
         .expect("spawn ai");
     // The reply (400 KB) fills the pipe (64 KB): ai blocks writing it.
     std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGINT);
+    signal(child.pid(), libc::SIGINT);
     std::thread::sleep(Duration::from_millis(300));
     assert!(
-        child.try_wait().expect("try_wait").is_none(),
+        child.running(),
         "the first Ctrl+C was expected to wait for the turn to save"
     );
-    signal(&child, libc::SIGINT);
-    let status = wait_for(&mut child, Duration::from_secs(20));
+    signal(child.pid(), libc::SIGINT);
+    let status = child.wait_status_within(Duration::from_secs(20));
     assert_eq!(status.code(), Some(130));
     drop(child.stdout.take());
 }

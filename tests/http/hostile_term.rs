@@ -1,10 +1,7 @@
 //! Escape sequences in an HTTP stream: cleaned on a terminal even when a sequence is split
 //! across stream events, and byte-exact into a pipe.
 
-use std::process::{Command, Stdio};
-
-use super::harness::{AI, Env, oa_end, oa_text};
-use super::server::{Reply, Server};
+use crate::support::{Env, Reply, Server, oa_end, oa_text};
 
 /// An OSC 52 clipboard write and a title change, each split across two events.
 fn split_stream() -> Reply {
@@ -18,33 +15,11 @@ fn split_stream() -> Reply {
 
 const EXACT: &str = "one \u{1b}]52;c;ZXZpbA==\u{7}two \u{1b}]0;PWNED-TITLE\u{7}three \u{202e}x";
 
-/// Run `ai ARGS` on a pseudo-terminal (util-linux `script`); everything the terminal showed.
+/// Run `ai ARGS` on a pseudo-terminal (util-linux `script`), with no input; everything the
+/// terminal showed.
 fn on_terminal(env: &Env, args: &[&str]) -> (Option<i32>, String) {
-    let ai = env.command(args);
-    let mut line = format!("'{AI}'");
-    for a in args {
-        line.push_str(&format!(" '{a}'"));
-    }
-    let mut cmd = Command::new("/usr/bin/script");
-    cmd.args(["-qec", &line, "/dev/null"]).env_clear();
-    for (k, v) in ai.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
-    if let Some(dir) = ai.get_current_dir() {
-        cmd.current_dir(dir);
-    }
-    let out = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("script");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let line: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    crate::support::on_terminal(env, &line.join(" "), "")
 }
 
 #[test]

@@ -3,8 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::*;
-use super::server::{Reply, Server, closed_port_url};
+use crate::support::*;
 
 fn openrouter_models() -> Reply {
     Reply::json(
@@ -22,7 +21,7 @@ fn openrouter_models() -> Reply {
 #[test]
 fn init_adds_openrouter_free_models() {
     let s = Server::start(vec![openrouter_models()]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENROUTER_API_KEY", KEY)
         .set("OPENROUTER_BASE_URL", &format!("{}/api/v1", s.url()))
         // Nothing answers here, so no local Ollama is asked.
@@ -80,7 +79,7 @@ fn init_adds_ollama_models_over_http() {
         ]})
         .to_string(),
     )]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OLLAMA_HOST", &s.host_port());
     let out = env.run(&["init"]);
     out.ok();
@@ -107,7 +106,7 @@ fn init_survives_a_failing_models_list() {
         401,
         r#"{"error":{"code":401,"message":"No auth credentials found"}}"#,
     )]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENROUTER_API_KEY", KEY)
         .set("OPENROUTER_BASE_URL", &s.url())
         .set("OLLAMA_HOST", &closed_port_url());
@@ -126,7 +125,7 @@ fn rows(out: &Out) -> Vec<Value> {
 
 #[test]
 fn list_shows_which_providers_have_keys() {
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("OPENROUTER_API_KEY", KEY);
     env.write_config(
         r#"{"aliases":{"gpt4o":["openai","gpt-4o"],"local":["ollama-api","llama3.2"]}}"#,

@@ -5,7 +5,6 @@
 mod config;
 mod engine;
 mod faults;
-mod harness;
 mod hostile_bounds;
 mod hostile_net;
 mod hostile_signals;
@@ -14,5 +13,4 @@ mod init;
 mod ratelimit;
 mod requests;
 mod secrets;
-mod server;
 mod streams;

@@ -1,7 +1,6 @@
 //! `max_requests_per_minute`: the budget is shared between calls through a state file.
 
-use super::harness::*;
-use super::server::{Reply, Server};
+use crate::support::*;
 
 #[test]
 fn an_exhausted_budget_with_no_wait_exits_75_without_a_request() {
@@ -16,7 +15,7 @@ fn an_exhausted_budget_with_no_wait_exits_75_without_a_request() {
     assert_eq!(out.stdout, "first\n");
 
     let out = env.run(&["--no-wait", "openai:gpt-test", "two"]);
-    assert_eq!(out.code, 75, "{out:#?}");
+    assert_eq!(out.code, Some(75), "{out:#?}");
     assert_eq!(out.stdout, "");
     let e = out.error();
     assert!(e.contains("rate limit"), "{e}");
@@ -82,7 +81,7 @@ fn interrupting_the_wait_sends_nothing() {
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
-    let status = child.wait().unwrap();
+    let status = child.wait_status();
     assert_eq!(status.code(), Some(130));
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),

@@ -3,8 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::*;
-use super::server::{Recorded, Reply, Server};
+use crate::support::*;
 
 fn assert_json_post(r: &Recorded) {
     assert_eq!(r.method, "POST");
@@ -66,7 +65,7 @@ fn openai_not_streamed() {
     assert_ne!(b.get("stream"), Some(&json!(true)), "{b}");
     assert!(b.get("stream_options").is_none(), "{b}");
     assert_eq!(keys(&b), ["max_completion_tokens", "messages", "model"]);
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m[1]["content"], "Whole answer");
     assert_eq!(m[1]["usage"], json!({"input": 7, "output": 2}));
 }
@@ -240,13 +239,16 @@ fn gemini_not_streamed() {
     let r = s.only();
     assert_eq!(r.target, "/v1beta/models/gm-test:generateContent");
     assert_eq!(r.header("x-goog-api-key"), Some(KEY));
-    assert_eq!(env.messages()[1]["usage"], json!({"input": 4, "output": 1}));
+    assert_eq!(
+        env.only_messages()[1]["usage"],
+        json!({"input": 4, "output": 1})
+    );
 }
 
 #[test]
 fn gemini_google_api_key_is_accepted() {
     let s = Server::start(vec![Reply::sse(&[&gm_chunk("ok", Some((1, 1)))])]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("GOOGLE_API_KEY", KEY)
         .set("GEMINI_BASE_URL", &format!("{}/v1beta", s.url()));
     env.run(&["gemini-api:gm-test", "hi"]).ok();
@@ -287,7 +289,10 @@ fn ollama_not_streamed() {
     out.ok();
     assert_eq!(out.stdout, "Whole\n");
     assert_eq!(s.only().json()["stream"], false);
-    assert_eq!(env.messages()[1]["usage"], json!({"input": 6, "output": 1}));
+    assert_eq!(
+        env.only_messages()[1]["usage"],
+        json!({"input": 6, "output": 1})
+    );
 }
 
 #[test]

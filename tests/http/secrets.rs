@@ -1,8 +1,7 @@
 //! The key never leaks: `--dry-run` shows `***`, `--json` and errors never carry it. (Every
 //! call made through `Env::run` also checks stdout, stderr and every file under AI_CLI_HOME.)
 
-use super::harness::*;
-use super::server::{Reply, Server};
+use crate::support::*;
 
 #[test]
 fn dry_run_hides_the_key_for_every_provider() {
@@ -63,7 +62,7 @@ fn dry_run_shows_the_request_that_would_be_sent() {
 #[test]
 fn dry_run_hides_a_key_in_a_custom_header() {
     let s = Server::start(vec![]);
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("LMSTUDIO_KEY", KEY);
     env.write_config(&format!(
         r#"{{"providers":{{"lmstudio":{{"base_url":"{}/v1","api_key_env":"LMSTUDIO_KEY","headers":{{"X-Also-Key":"${{LMSTUDIO_KEY}}"}}}}}}}}"#,
@@ -95,7 +94,7 @@ fn an_echoed_key_in_a_stream_error_is_hidden() {
     ])]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:gpt-test", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("***"), "{out:#?}");
 }
 
@@ -119,7 +118,7 @@ fn an_echoed_key_in_a_retried_error_is_hidden() {
 /// key: in --dry-run, in errors, in chat files, in `ai list`.
 #[test]
 fn secrets_from_variables_and_headers_are_hidden_too() {
-    let mut env = Env::new();
+    let mut env = Env::empty();
     env.set("LM_SECRET", "var-secret-9876");
     env.write_config(
         r#"{"providers":{"lm":{"base_url":"http://127.0.0.1:9/v1?token=${LM_SECRET}",
@@ -141,7 +140,7 @@ fn secrets_from_variables_and_headers_are_hidden_too() {
         "{out:#?}"
     );
     let out = env.run(&["lm:m", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     leaks(&out);
     leaks(&env.run(&["list", "--providers"]));
     for path in ["chats"].iter().map(|d| env.home.join(d)) {
@@ -174,7 +173,7 @@ fn an_absurd_retry_after_is_not_waited_for() {
     ]);
     let env = Env::for_provider("openai", &s);
     let out = env.run(&["openai:m", "hi"]);
-    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.error().contains("rate limiting"), "{out:#?}");
     assert!(!out.stderr.contains("panicked"), "{out:#?}");
 }

@@ -4,8 +4,7 @@
 
 use serde_json::json;
 
-use super::harness::*;
-use super::server::{Reply, Server};
+use crate::support::*;
 
 #[test]
 fn openai_stream_in_pieces_with_usage_saved() {
@@ -19,7 +18,7 @@ fn openai_stream_in_pieces_with_usage_saved() {
     let out = env.run(&["openai:gpt-test", "hi"]);
     out.ok();
     assert_eq!(out.stdout, "Hello, world\n");
-    let m = env.messages();
+    let m = env.only_messages();
     assert_eq!(m.len(), 2);
     assert_eq!(m[0]["role"], "user");
     assert_eq!(m[0]["content"], "hi");
@@ -59,7 +58,7 @@ fn the_reply_reaches_stdout_before_the_stream_ends() {
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).expect("rest");
     assert_eq!(rest, "late\n");
-    assert!(child.wait().expect("wait").success());
+    assert!(child.wait_status().success());
 }
 
 #[test]
@@ -78,7 +77,7 @@ fn json_output_shows_usage_and_chat() {
     let id = v["chat"].as_str().expect("chat id");
     assert!(env.home.join("chats").join(format!("{id}.jsonl")).exists());
     assert_eq!(
-        env.messages()[1]["usage"],
+        env.only_messages()[1]["usage"],
         json!({"input": 21, "output": 5})
     );
 }
@@ -115,7 +114,7 @@ fn anthropic_usage_adds_cache_and_takes_final_output() {
     assert_eq!(v["reply"], "AB");
     assert_eq!(v["usage"], json!({"input": 17, "output": 9}));
     assert_eq!(
-        env.messages()[1]["usage"],
+        env.only_messages()[1]["usage"],
         json!({"input": 17, "output": 9})
     );
 }
@@ -130,7 +129,10 @@ fn gemini_usage_keeps_the_last_report() {
     let out = env.run(&["gemini-api:gm-test", "hi"]);
     out.ok();
     assert_eq!(out.stdout, "ab\n");
-    assert_eq!(env.messages()[1]["usage"], json!({"input": 4, "output": 6}));
+    assert_eq!(
+        env.only_messages()[1]["usage"],
+        json!({"input": 4, "output": 6})
+    );
 }
 
 #[test]
@@ -145,7 +147,7 @@ fn ollama_usage_from_the_final_line() {
     out.ok();
     assert_eq!(out.json()["usage"], json!({"input": 30, "output": 2}));
     assert_eq!(
-        env.messages()[1]["usage"],
+        env.only_messages()[1]["usage"],
         json!({"input": 30, "output": 2})
     );
 }
@@ -227,7 +229,10 @@ fn events_split_across_writes() {
     let out = env.run(&["openai:gpt-test", "hi"]);
     out.ok();
     assert_eq!(out.stdout, "split héllo\n");
-    assert_eq!(env.messages()[1]["usage"], json!({"input": 1, "output": 2}));
+    assert_eq!(
+        env.only_messages()[1]["usage"],
+        json!({"input": 1, "output": 2})
+    );
 }
 
 #[test]

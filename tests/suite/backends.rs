@@ -1,17 +1,13 @@
 //! Each backend CLI gets exactly the arguments of its table, and the prompt on stdin.
 
-use crate::util::{Env, args, stderr, stdout};
+use crate::support::{Env, args};
 
 /// Run `ai WORDS…` with prompt "hi"; assert one call of `program` with `expected` argv and the
 /// prompt on a stdin pipe.
 fn check(env: &Env, words: &[&str], program: &str, expected: &[&str]) {
     let before = env.calls().len();
-    let out = env.ai().args(words).arg("hi").output().unwrap();
-    assert!(
-        out.status.success(),
-        "ai {words:?} failed: {}",
-        stderr(&out)
-    );
+    let out = env.ai().args(words).arg("hi").run();
+    assert!(out.status.success(), "ai {words:?} failed: {}", out.stderr);
     assert_eq!(
         env.calls()[before..],
         [program.to_owned()],
@@ -24,7 +20,7 @@ fn check(env: &Env, words: &[&str], program: &str, expected: &[&str]) {
         "the prompt reaches {program} on a pipe, not {}",
         env.stdin_source(program)
     );
-    assert_eq!(stdout(&out), format!("reply from {program}\n"));
+    assert_eq!(out.stdout, format!("reply from {program}\n"));
 }
 
 #[test]
@@ -176,20 +172,17 @@ fn provider_model_syntax() {
 #[test]
 fn effort_without_an_option_is_ignored_with_a_warning() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["gemini:gemini-2.5-pro@high", "hi"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["gemini:gemini-2.5-pro@high", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.argv("gemini"),
         args(&["--skip-trust", "-m", "gemini-2.5-pro"])
     );
     assert!(
-        stderr(&out).contains("gemini has no effort option; @high is ignored"),
+        out.stderr
+            .contains("gemini has no effort option; @high is ignored"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
 }
 
@@ -237,13 +230,13 @@ fn yolo_word_and_flag() {
 #[test]
 fn yolo_on_ollama_is_ignored_with_a_warning() {
     let env = Env::new();
-    let out = env.ai().args(["--yolo", "ollama", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["--yolo", "ollama", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("ollama"), args(&["run", "llama3"]));
     assert!(
-        stderr(&out).contains("ollama has no auto-approve option"),
+        out.stderr.contains("ollama has no auto-approve option"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
 }
 
@@ -251,9 +244,9 @@ fn yolo_on_ollama_is_ignored_with_a_warning() {
 fn reply_without_final_newline_gets_one() {
     let env = Env::new();
     env.reply("gemini", "no newline at the end");
-    let out = env.ai().args(["gemini", "hi"]).output().unwrap();
+    let out = env.ai().args(["gemini", "hi"]).run();
     assert!(out.status.success());
-    assert_eq!(stdout(&out), "no newline at the end\n");
+    assert_eq!(out.stdout, "no newline at the end\n");
 }
 
 #[test]
@@ -261,21 +254,17 @@ fn stdout_carries_only_the_reply() {
     let env = Env::new();
     env.reply("codex", "line one\nline two\n");
     env.stderr("codex", "codex banner and progress\n");
-    let out = env.ai().args(["codex", "hi"]).output().unwrap();
+    let out = env.ai().args(["codex", "hi"]).run();
     assert!(out.status.success());
-    assert_eq!(stdout(&out), "line one\nline two\n");
+    assert_eq!(out.stdout, "line one\nline two\n");
 }
 
 #[test]
 fn dry_run_prints_the_command_and_runs_nothing() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["--dry-run", "sonnet", "hello there"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let out = env.ai().args(["--dry-run", "sonnet", "hello there"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let text = out.stdout;
     assert!(
         text.contains(&format!("program: {}\n", env.bin.join("claude").display())),
         "{text}"
@@ -288,12 +277,8 @@ fn dry_run_prints_the_command_and_runs_nothing() {
     assert!(text.ends_with("--- prompt ---\nhello there\n"), "{text}");
     assert!(env.calls().is_empty(), "nothing ran: {:?}", env.calls());
 
-    let out = env
-        .ai()
-        .args(["--dry-run", "codex-xh", "x"])
-        .output()
-        .unwrap();
-    let text = stdout(&out);
+    let out = env.ai().args(["--dry-run", "codex-xh", "x"]).run();
+    let text = out.stdout;
     assert!(
         text.contains(
             "command: codex exec --skip-git-repo-check -m gpt-5.3-codex -c 'model_reasoning_effort=\"xhigh\"' -\n"
@@ -306,12 +291,12 @@ fn dry_run_prints_the_command_and_runs_nothing() {
 #[test]
 fn dry_run_names_a_missing_program() {
     let env = Env::bare();
-    let out = env.ai().args(["--dry-run", "qwen", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["--dry-run", "qwen", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert!(
-        stdout(&out).contains("program: qwen (not found on PATH)"),
+        out.stdout.contains("program: qwen (not found on PATH)"),
         "{}",
-        stdout(&out)
+        out.stdout
     );
 }
 
@@ -319,9 +304,9 @@ fn dry_run_names_a_missing_program() {
 fn json_prints_one_object() {
     let env = Env::new();
     env.reply("gemini", "the answer\n");
-    let out = env.ai().args(["--json", "gemini", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let out = env.ai().args(["--json", "gemini", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let text = out.stdout;
     assert_eq!(text.lines().count(), 1, "one line: {text}");
     let v: serde_json::Value = serde_json::from_str(&text).expect("stdout is JSON");
     assert_eq!(v["reply"].as_str().map(str::trim_end), Some("the answer"));
@@ -330,9 +315,9 @@ fn json_prints_one_object() {
     assert!(v.as_object().unwrap().contains_key("elapsed_ms"), "{v}");
 
     // The `json` word does the same.
-    let out = env.ai().args(["json", "echo", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("stdout is JSON");
+    let out = env.ai().args(["json", "echo", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("stdout is JSON");
     assert_eq!(v["provider"], "echo");
     assert!(v["reply"].as_str().unwrap().ends_with("\nhi\n"), "{v}");
 }
@@ -340,23 +325,18 @@ fn json_prints_one_object() {
 #[test]
 fn echo_works_with_nothing_installed() {
     let env = Env::bare();
-    let out = env.ai().args(["echo", "hello world"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["echo", "hello world"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
-        stdout(&out),
+        out.stdout,
         "echo: model echo, 11 characters, 1 line\nhello world\n"
     );
     assert!(env.calls().is_empty());
 
-    let out = env
-        .ai()
-        .args(["echo", "q"])
-        .write_stdin("a\nb\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["echo", "q"]).write_stdin("a\nb\n").run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
-        stdout(&out),
+        out.stdout,
         "echo: model echo, 6 characters, 4 lines\na\nb\n\nq\n"
     );
 }
@@ -364,10 +344,10 @@ fn echo_works_with_nothing_installed() {
 #[test]
 fn dry_run_of_echo_and_of_a_prompt_argument() {
     let env = Env::new();
-    let out = env.ai().args(["--dry-run", "echo", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["--dry-run", "echo", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
-        stdout(&out),
+        out.stdout,
         "backend: echo (built in; no program runs)\nprompt (2 bytes):\nhi\n"
     );
 
@@ -376,13 +356,9 @@ fn dry_run_of_echo_and_of_a_prompt_argument() {
         r#"{"backends": {"mycli": {"program": "mycli", "model_arg": "-m", "prompt": "arg"}},
             "aliases": {"my": ["mycli", "m1"]}}"#,
     );
-    let out = env
-        .ai()
-        .args(["--dry-run", "my", "it's here"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let out = env.ai().args(["--dry-run", "my", "it's here"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let text = out.stdout;
     assert!(
         text.contains("command: mycli -m m1 'it'\\''s here'\n"),
         "{text}"
@@ -395,13 +371,16 @@ fn dry_run_of_echo_and_of_a_prompt_argument() {
 fn large_replies_arrive_whole() {
     // Streamed (codex) and held until exit (claude): every byte, nothing added.
     let env = Env::new();
-    let reply = crate::util::big_text(3 * 1024 * 1024) + "\n";
+    let reply = crate::support::big_text(3 * 1024 * 1024) + "\n";
     for (alias, program) in [("codex", "codex"), ("sonnet", "claude")] {
         env.reply(program, &reply);
-        let out = env.ai().args([alias, "hi"]).output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = env.ai().args([alias, "hi"]).run();
+        assert!(out.status.success(), "{}", out.stderr);
         assert_eq!(out.stdout.len(), reply.len(), "{alias}");
-        assert!(out.stdout == reply.as_bytes(), "{alias}: the reply changed");
+        assert!(
+            out.stdout_bytes == reply.as_bytes(),
+            "{alias}: the reply changed"
+        );
     }
 }
 
@@ -411,32 +390,33 @@ fn reply_bytes_pass_through_unchanged() {
     let env = Env::new();
     let reply: &[u8] = b"caf\xe9 \x1b[1mbold\x1b[0m\r\n";
     std::fs::write(env.root.join("behave/gemini.stdout"), reply).unwrap();
+    // Not text: the std Output, whose stdout is bytes.
     let out = env.ai().args(["gemini", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(out.stdout, reply);
 }
 
 #[test]
 fn quiet_silences_notices_but_not_errors() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["-q", "--yolo", "ollama", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["-q", "--yolo", "ollama", "hi"]).run();
     assert!(out.status.success());
-    assert_eq!(stderr(&out), "");
-    assert_eq!(stdout(&out), "reply from ollama\n");
+    assert_eq!(out.stderr, "");
+    assert_eq!(out.stdout, "reply from ollama\n");
 
-    let out = env.ai().args(["-q", "sonet", "hi"]).output().unwrap();
+    let out = env.ai().args(["-q", "sonet", "hi"]).run();
     assert_eq!(out.status.code(), Some(4));
-    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
 }
 
 #[test]
 fn version() {
     let env = Env::bare();
-    let out = env.ai().arg("--version").output().unwrap();
+    let out = env.ai().arg("--version").run();
     assert!(out.status.success());
-    assert_eq!(stdout(&out), format!("ai {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(out.stdout, format!("ai {}\n", env!("CARGO_PKG_VERSION")));
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{Env, args, stderr, stdout};
+use crate::support::{Env, args};
 
 const OLLAMA_LIST: &str = r#"if [ "$1" = list ]; then
 printf 'NAME                  ID              SIZE      MODIFIED\n'
@@ -24,9 +24,9 @@ fn claude_and_ollama() -> Env {
 #[test]
 fn init_detects_clis_and_ollama_models() {
     let env = claude_and_ollama();
-    let out = env.ai().arg("init").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = stdout(&out);
+    let out = env.ai().arg("init").run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let report = out.stdout;
     assert!(report.contains("backend CLIs: claude, ollama"), "{report}");
     assert!(
         report.contains("not found: codex, gemini, qwen"),
@@ -55,8 +55,8 @@ fn init_detects_clis_and_ollama_models() {
     );
 
     // The new alias works.
-    let out = env.ai().args(["llama3.2", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["llama3.2", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("ollama"), args(&["run", "llama3.2:latest"]));
     assert_eq!(env.stdin_text("ollama"), "hi");
 }
@@ -65,21 +65,21 @@ fn init_detects_clis_and_ollama_models() {
 fn init_twice_is_stable_and_keeps_user_aliases() {
     let env = claude_and_ollama();
     env.write_config(r#"{"aliases": {"llama3.2": ["claude", "opus"]}, "x": true}"#);
-    env.ai().arg("init").assert().success();
+    env.ai().arg("init").run().success();
     let first = env.config();
     // A user's alias of the same name is not overwritten.
     assert_eq!(first["aliases"]["llama3.2"], json!(["claude", "opus"]));
     assert_eq!(first["x"], json!(true));
-    env.ai().arg("init").assert().success();
+    env.ai().arg("init").run().success();
     assert_eq!(env.config(), first);
 }
 
 #[test]
 fn init_with_nothing_installed() {
     let env = Env::bare();
-    let out = env.ai().arg("init").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("none found"), "{}", stdout(&out));
+    let out = env.ai().arg("init").run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(out.stdout.contains("none found"), "{}", out.stdout);
     assert_eq!(env.config()["installed_tools"], json!([]));
 }
 
@@ -90,20 +90,20 @@ fn init_survives_a_failing_ollama_list() {
         "ollama",
         "echo 'could not connect to ollama server' >&2\nexit 1\n",
     );
-    let out = env.ai().arg("init").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().arg("init").run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert!(
-        stdout(&out).contains("ollama models: not listed"),
+        out.stdout.contains("ollama models: not listed"),
         "{}",
-        stdout(&out)
+        out.stdout
     );
     assert_eq!(env.config()["installed_tools"], json!(["claude", "ollama"]));
 }
 
 fn list_json(env: &Env) -> Vec<Value> {
-    let out = env.ai().args(["list", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    match serde_json::from_str::<Value>(&stdout(&out)).expect("list --json is JSON") {
+    let out = env.ai().args(["list", "--json"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    match serde_json::from_str::<Value>(&out.stdout).expect("list --json is JSON") {
         Value::Array(rows) => rows,
         other => panic!("not an array: {other}"),
     }
@@ -118,11 +118,11 @@ fn row<'a>(rows: &'a [Value], alias: &str) -> &'a Value {
 #[test]
 fn list_shows_aliases_and_what_is_usable() {
     let env = claude_and_ollama();
-    env.ai().arg("init").assert().success();
+    env.ai().arg("init").run().success();
 
-    let out = env.ai().arg("list").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let table = stdout(&out);
+    let out = env.ai().arg("list").run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let table = out.stdout;
     let line = |alias: &str| {
         table
             .lines()
@@ -182,7 +182,7 @@ fn list_marks_the_default_and_custom_backends() {
     );
     assert_eq!(row(&rows, "g")["usable"], json!(false));
     assert_eq!(row(&rows, "sonnet")["default"], json!(false));
-    let table = stdout(&env.ai().arg("list").output().unwrap());
+    let table = env.ai().arg("list").run().stdout;
     assert!(table.contains("my (default)"), "{table}");
 }
 
@@ -190,34 +190,26 @@ fn list_marks_the_default_and_custom_backends() {
 fn default_show_set_clear() {
     let env = Env::new();
     // None set: nothing on stdout, a notice on stderr.
-    let out = env.ai().arg("default").output().unwrap();
+    let out = env.ai().arg("default").run();
     assert!(out.status.success());
-    assert_eq!(stdout(&out), "");
-    assert!(
-        stderr(&out).contains("no default model"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(out.stdout, "");
+    assert!(out.stderr.contains("no default model"), "{}", out.stderr);
 
-    let out = env.ai().args(["default", "echo"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "");
+    let out = env.ai().args(["default", "echo"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
     assert_eq!(env.config()["default_alias"], "echo");
 
-    let out = env.ai().arg("default").output().unwrap();
-    assert_eq!(stdout(&out), "echo\n");
+    let out = env.ai().arg("default").run();
+    assert_eq!(out.stdout, "echo\n");
 
     // The default is used.
-    let out = env.ai().arg("hi").output().unwrap();
+    let out = env.ai().arg("hi").run();
     assert!(out.status.success());
-    assert!(
-        stdout(&out).starts_with("echo: model echo"),
-        "{}",
-        stdout(&out)
-    );
+    assert!(out.stdout.starts_with("echo: model echo"), "{}", out.stdout);
 
-    env.ai().args(["default", "codex-h"]).assert().success();
-    env.ai().arg("hi").assert().success();
+    env.ai().args(["default", "codex-h"]).run().success();
+    env.ai().arg("hi").run().success();
     assert_eq!(
         env.argv("codex"),
         args(&[
@@ -231,49 +223,45 @@ fn default_show_set_clear() {
         ])
     );
 
-    let out = env.ai().args(["default", "--clear"]).output().unwrap();
+    let out = env.ai().args(["default", "--clear"]).run();
     assert!(out.status.success());
     assert!(
         env.config().get("default_alias").is_none(),
         "{}",
         env.config()
     );
-    assert_eq!(stdout(&env.ai().arg("default").output().unwrap()), "");
-    assert_eq!(env.ai().arg("hi").output().unwrap().status.code(), Some(2));
+    assert_eq!(env.ai().arg("default").run().stdout, "");
+    assert_eq!(env.ai().arg("hi").run().status.code(), Some(2));
 }
 
 #[test]
 fn default_unknown_alias_is_not_found() {
     let env = Env::new();
-    env.ai().args(["default", "echo"]).assert().success();
-    let out = env.ai().args(["default", "nosuch"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    env.ai().args(["default", "echo"]).run().success();
+    let out = env.ai().args(["default", "nosuch"]).run();
+    assert_eq!(out.status.code(), Some(4), "{}", out.stderr);
     assert!(
-        stderr(&out).contains("error: unknown model 'nosuch'"),
+        out.stderr.contains("error: unknown model 'nosuch'"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
     assert_eq!(env.config()["default_alias"], "echo", "unchanged");
 
-    let out = env.ai().args(["default", "opsu"]).output().unwrap();
+    let out = env.ai().args(["default", "opsu"]).run();
     assert_eq!(out.status.code(), Some(4));
-    assert!(
-        stderr(&out).contains("did you mean opus"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(out.stderr.contains("did you mean opus"), "{}", out.stderr);
 }
 
 #[test]
 fn default_to_a_stale_alias_is_a_config_error() {
     let env = Env::new();
     env.write_config(r#"{"default_alias": "removed-alias"}"#);
-    let out = env.ai().arg("hi").output().unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = env.ai().arg("hi").run();
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
     assert!(
-        stderr(&out).contains("'removed-alias' is not a known alias"),
+        out.stderr.contains("'removed-alias' is not a known alias"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
 }
 
@@ -281,13 +269,9 @@ fn default_to_a_stale_alias_is_a_config_error() {
 #[test]
 fn list_providers_shows_every_provider_and_its_key() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["list", "--providers", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = env.ai().args(["list", "--providers", "--json"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let find = |name: &str| {
         v.as_array()
             .unwrap()
@@ -306,8 +290,8 @@ fn list_providers_shows_every_provider_and_its_key() {
     );
     assert_eq!(find("anthropic")["use_as"], "anthropic:MODEL");
     // The plain table shows the providers after the aliases.
-    let out = env.ai().args(["list"]).output().unwrap();
-    let text = stdout(&out);
+    let out = env.ai().args(["list"]).run();
+    let text = out.stdout;
     assert!(text.contains("PROVIDER    USE AS"), "{text}");
     assert!(text.contains("needs OPENAI_API_KEY"), "{text}");
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::Env;
 
 fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -50,9 +50,9 @@ const SHELLS: [(&str, &str); 5] = [
 fn completion_scripts_match_the_committed_files() {
     let env = Env::bare();
     for (shell, file) in SHELLS {
-        let out = env.ai().args(["completions", shell]).output().unwrap();
-        assert!(out.status.success(), "{shell}: {}", stderr(&out));
-        let script = stdout(&out);
+        let out = env.ai().args(["completions", shell]).run();
+        assert!(out.status.success(), "{shell}: {}", out.stderr);
+        let script = out.stdout;
         if shell == "fish" {
             // fish lists no alias itself: it asks `ai __complete models` for the first word
             // (checked to list sonnet in `complete_models_lists_builtin_and_config_aliases`).
@@ -75,7 +75,7 @@ fn completion_scripts_match_the_committed_files() {
 fn completion_scripts_ask_ai_for_config_aliases() {
     let env = Env::bare();
     for shell in ["bash", "zsh", "fish"] {
-        let script = stdout(&env.ai().args(["completions", shell]).output().unwrap());
+        let script = env.ai().args(["completions", shell]).run().stdout;
         assert!(
             script.contains("ai __complete models"),
             "{shell} asks for the aliases of the config"
@@ -86,17 +86,17 @@ fn completion_scripts_ask_ai_for_config_aliases() {
 #[test]
 fn completion_for_an_unknown_shell_is_a_usage_error() {
     let env = Env::bare();
-    let out = env.ai().args(["completions", "tcsh"]).output().unwrap();
+    let out = env.ai().args(["completions", "tcsh"]).run();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stdout(&out), "");
+    assert_eq!(out.stdout, "");
 }
 
 #[test]
 fn help_matches_the_committed_file() {
     let env = Env::bare();
-    let out = env.ai().arg("--help").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    golden("tests/golden/help.txt", &stdout(&out));
+    let out = env.ai().arg("--help").run();
+    assert!(out.status.success(), "{}", out.stderr);
+    golden("tests/golden/help.txt", &out.stdout);
 }
 
 #[test]
@@ -105,9 +105,9 @@ fn complete_models_lists_builtin_and_config_aliases() {
     env.write_config(
         r#"{"aliases": {"l3": ["ollama", "llama3.2"], "zz-mine": ["claude", "opus"]}}"#,
     );
-    let out = env.ai().args(["__complete", "models"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let names: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    let out = env.ai().args(["__complete", "models"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let names: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
     for want in ["sonnet", "codex-xh", "echo", "l3", "zz-mine"] {
         assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
     }
@@ -115,10 +115,10 @@ fn complete_models_lists_builtin_and_config_aliases() {
 
     // A broken config still completes the built-in aliases, quietly.
     env.write_config("{ not json");
-    let out = env.ai().args(["__complete", "models"]).output().unwrap();
+    let out = env.ai().args(["__complete", "models"]).run();
     assert!(out.status.success());
-    assert!(stdout(&out).lines().any(|l| l == "sonnet"));
-    assert_eq!(stderr(&out), "");
+    assert!(out.stdout.lines().any(|l| l == "sonnet"));
+    assert_eq!(out.stderr, "");
 }
 
 /// The helper `ai __complete` is called by the scripts, never offered by them.
@@ -126,12 +126,24 @@ fn complete_models_lists_builtin_and_config_aliases() {
 fn scripts_never_offer_the_internal_helper() {
     let env = Env::new();
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let out = env.ai().args(["completions", shell]).output().unwrap();
-        let script = String::from_utf8_lossy(&out.stdout).into_owned();
+        let out = env.ai().args(["completions", shell]).run();
+        // An empty or failed script would offer nothing at all: check it is a real one.
+        assert!(out.status.success(), "{shell}: {}", out.stderr);
+        assert_eq!(out.stderr, "", "{shell}");
+        let script = out.stdout;
+        assert!(
+            script.contains("chat") && script.contains("completions"),
+            "{shell}: the script offers the subcommands: {script:?}"
+        );
         let offered = script
             .lines()
             .filter(|l| l.contains("__complete") && !l.contains("ai __complete"))
             .collect::<Vec<_>>();
         assert!(offered.is_empty(), "{shell}: {offered:?}");
+        if matches!(shell, "bash" | "zsh" | "fish") {
+            // These ask `ai __complete models` for the model words, so the helper is there,
+            // and only ever as a call.
+            assert!(script.contains("ai __complete"), "{shell}: {script:?}");
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::util::{Env, args, big_text, stderr, stdout};
+use crate::support::{Env, args, big_text};
 
 /// As the Python `ai-cli` writes it.
 const PYTHON_CONFIG: &str = r#"{
@@ -35,14 +35,14 @@ const PYTHON_CONFIG: &str = r#"{
 fn python_config_is_read() {
     let env = Env::new();
     env.write_config(PYTHON_CONFIG);
-    let out = env.ai().arg("hi").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().arg("hi").run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.calls(), ["ollama"]);
     assert_eq!(env.argv("ollama"), args(&["run", "llama3.2"]));
     assert_eq!(env.stdin_text("ollama"), "hi");
 
-    let out = env.ai().args(["l3", "hi there"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["l3", "hi there"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("ollama"), args(&["run", "llama3.2"]));
     assert_eq!(env.stdin_text("ollama"), "hi there");
 }
@@ -53,7 +53,7 @@ fn default_and_init_keep_what_they_do_not_own() {
     env.write_config(PYTHON_CONFIG);
     let before = env.config();
 
-    env.ai().args(["default", "sonnet"]).assert().success();
+    env.ai().args(["default", "sonnet"]).run().success();
     let after = env.config();
     assert_eq!(after["default_alias"], "sonnet");
     for key in ["aliases", "installed_tools", "models", "some_unknown_key"] {
@@ -65,7 +65,7 @@ fn default_and_init_keep_what_they_do_not_own() {
     );
 
     env.reply("ollama", "NAME    ID    SIZE    MODIFIED\n");
-    env.ai().arg("init").assert().success();
+    env.ai().arg("init").run().success();
     let after = env.config();
     assert_eq!(after["some_unknown_key"], json!({"nested": [1, 2]}));
     assert_eq!(after["aliases"]["l3"], json!(["ollama", "llama3.2"]));
@@ -80,8 +80,8 @@ fn default_and_init_keep_what_they_do_not_own() {
     );
 
     // Still readable, and still the Python shape.
-    let out = env.ai().args(["l3", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["l3", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("ollama"), args(&["run", "llama3.2"]));
 }
 
@@ -89,7 +89,7 @@ fn default_and_init_keep_what_they_do_not_own() {
 fn saved_config_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
-    env.ai().args(["default", "echo"]).assert().success();
+    env.ai().args(["default", "echo"]).run().success();
     let mode = std::fs::metadata(env.config_path())
         .unwrap()
         .permissions()
@@ -101,7 +101,7 @@ fn saved_config_is_private() {
 fn ai_cli_home_moves_the_home() {
     // Without AI_CLI_HOME: $HOME/.ai-cli.
     let env = Env::new().without_ai_home();
-    env.ai().args(["default", "echo"]).assert().success();
+    env.ai().args(["default", "echo"]).run().success();
     let dot = env.root.join(".ai-cli/config.json");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&dot).unwrap()).unwrap();
@@ -117,8 +117,8 @@ fn ai_cli_home_moves_the_home() {
     )
     .unwrap();
     env.write_config(r#"{"default_alias": "gemini"}"#);
-    let out = env.ai().arg("hi").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().arg("hi").run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.calls(), ["gemini"]);
 
     // A home that does not exist yet is created on the first save.
@@ -127,7 +127,7 @@ fn ai_cli_home_moves_the_home() {
     env.ai()
         .env("AI_CLI_HOME", &nested)
         .args(["default", "qwen"])
-        .assert()
+        .run()
         .success();
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(nested.join("config.json")).unwrap())
@@ -139,8 +139,8 @@ fn ai_cli_home_moves_the_home() {
 fn config_alias_overrides_a_builtin() {
     let env = Env::new();
     env.write_config(r#"{"aliases": {"sonnet": ["ollama", "qwen3"]}}"#);
-    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["sonnet", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.calls(), ["ollama"]);
     assert_eq!(env.argv("ollama"), args(&["run", "qwen3"]));
 }
@@ -158,9 +158,9 @@ fn custom_env(prompt: &str) -> Env {
 #[test]
 fn custom_backend_prompt_as_argument() {
     let env = custom_env("arg");
-    let out = env.ai().args(["my", "the prompt"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "reply from mycli\n");
+    let out = env.ai().args(["my", "the prompt"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert_eq!(out.stdout, "reply from mycli\n");
     assert_eq!(
         env.argv("mycli"),
         args(&["--fast", "-m", "m1", "the prompt"])
@@ -168,16 +168,16 @@ fn custom_backend_prompt_as_argument() {
     assert_eq!(env.stdin_source("mycli"), "/dev/null");
 
     // provider:model works for custom backends too.
-    let out = env.ai().args(["mycli:m2", "x"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["mycli:m2", "x"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("mycli"), args(&["--fast", "-m", "m2", "x"]));
 }
 
 #[test]
 fn custom_backend_prompt_after_dashdash() {
     let env = custom_env("after-dashdash");
-    let out = env.ai().args(["my", "--", "-v please"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["my", "--", "-v please"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.argv("mycli"),
         args(&["--fast", "-m", "m1", "--", "-v please"])
@@ -191,9 +191,8 @@ fn custom_backend_prompt_on_stdin() {
         .ai()
         .args(["my", "question"])
         .write_stdin("context\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("mycli"), args(&["--fast", "-m", "m1"]));
     assert_eq!(env.stdin_text("mycli"), "context\n\nquestion");
 }
@@ -207,20 +206,20 @@ fn custom_backend_model_arg_with_equals_and_extra_args() {
               "yolo_args": ["--no-confirm"], "install": "pipx install llm"}},
             "aliases": {"l": ["llm", "gpt-4o"]}}"#,
     );
-    let out = env.ai().args(["yolo", "l", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["yolo", "l", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("llm"), args(&["--model=gpt-4o", "--no-confirm"]));
     assert_eq!(env.stdin_text("llm"), "hi");
 
     // Its own install hint when missing.
     env.uninstall("llm");
     let env = env.fakes_only_path();
-    let out = env.ai().args(["l", "hi"]).output().unwrap();
+    let out = env.ai().args(["l", "hi"]).run();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("hint: pipx install llm"),
+        out.stderr.contains("hint: pipx install llm"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
 }
 
@@ -228,13 +227,8 @@ fn custom_backend_model_arg_with_equals_and_extra_args() {
 fn custom_backend_argument_over_128_kib_is_a_usage_error() {
     for via in ["arg", "after-dashdash"] {
         let env = custom_env(via);
-        let out = env
-            .ai()
-            .arg("my")
-            .write_stdin(big_text(129 * 1024))
-            .output()
-            .unwrap();
-        let err = stderr(&out);
+        let out = env.ai().arg("my").write_stdin(big_text(129 * 1024)).run();
+        let err = out.stderr;
         assert_eq!(out.status.code(), Some(2), "{via}: {err}");
         assert!(err.contains("error: "), "{err}");
         assert!(err.contains("128 KiB"), "{err}");
@@ -243,18 +237,13 @@ fn custom_backend_argument_over_128_kib_is_a_usage_error() {
             "{err}"
         );
         assert!(env.calls().is_empty(), "{via}: nothing ran");
-        assert!(stdout(&out).is_empty());
+        assert!(out.stdout.is_empty());
     }
     // On stdin the same prompt is fine.
     let env = custom_env("stdin");
     let text = big_text(129 * 1024);
-    let out = env
-        .ai()
-        .arg("my")
-        .write_stdin(text.clone())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().arg("my").write_stdin(text.clone()).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert!(env.stdin("mycli") == text.as_bytes());
 }
 
@@ -263,8 +252,8 @@ fn custom_backend_shadows_a_builtin_name() {
     let env = Env::new();
     env.install("my-claude");
     env.write_config(r#"{"backends": {"claude": {"program": "my-claude", "model_arg": "-m"}}}"#);
-    let out = env.ai().args(["sonnet", "hi"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["sonnet", "hi"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.calls(), ["my-claude"]);
     assert_eq!(env.argv("my-claude"), args(&["-m", "sonnet"]));
 }

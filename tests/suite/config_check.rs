@@ -4,14 +4,14 @@
 
 use std::fs;
 
-use crate::util::{Env, stderr};
+use crate::support::Env;
 
 /// `ai echo hi` with this config: exit 3 and the error, and no chat was written.
 fn rejected(config: &str) -> String {
     let env = Env::new();
     env.write_config(config);
-    let out = env.ai().args(["echo", "hi"]).output().expect("run ai");
-    let err = stderr(&out);
+    let out = env.ai().args(["echo", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(3), "{config}: {err}");
     assert!(err.starts_with("error: "), "{err}");
     assert!(
@@ -24,8 +24,8 @@ fn rejected(config: &str) -> String {
 fn accepted(config: &str) {
     let env = Env::new();
     env.write_config(config);
-    let out = env.ai().args(["echo", "hi"]).output().expect("run ai");
-    assert!(out.status.success(), "{config}: {}", stderr(&out));
+    let out = env.ai().args(["echo", "hi"]).run();
+    assert!(out.status.success(), "{config}: {}", out.stderr);
 }
 
 #[test]
@@ -137,9 +137,9 @@ fn bad_providers_entries_fail_before_anything_is_written() {
 fn an_unreadable_config_is_a_config_error() {
     let env = Env::new();
     fs::create_dir(env.config_path()).unwrap();
-    let out = env.ai().args(["echo", "hi"]).output().expect("run ai");
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("config"), "{}", stderr(&out));
+    let out = env.ai().args(["echo", "hi"]).run();
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    assert!(out.stderr.contains("config"), "{}", out.stderr);
 }
 
 #[test]
@@ -148,11 +148,7 @@ fn a_fifo_config_never_hangs_ai() {
     let path = std::ffi::CString::new(env.config_path().display().to_string()).unwrap();
     // SAFETY: a valid NUL-terminated path; mkfifo(3) takes no other pointers.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-    let out = env.ai().args(["echo", "hi"]).output().expect("run ai");
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("not a regular file"),
-        "{}",
-        stderr(&out)
-    );
+    let out = env.ai().args(["echo", "hi"]).run();
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
+    assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
 }

@@ -4,10 +4,10 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, stderr};
+use crate::support::{Env, Out};
 
-fn run(env: &Env, args: &[&str]) -> std::process::Output {
-    env.ai().args(args).output().expect("run ai")
+fn run(env: &Env, args: &[&str]) -> Out {
+    env.ai().args(args).run()
 }
 
 #[test]
@@ -19,7 +19,7 @@ fn a_symlinked_config_is_written_through_the_link() {
     // A relative link, as stow makes them.
     std::os::unix::fs::symlink("../dotfiles/c.json", env.config_path()).unwrap();
     let out = run(&env, &["default", "echo"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}", out.stderr);
     assert!(
         fs::symlink_metadata(env.config_path())
             .unwrap()
@@ -47,10 +47,9 @@ fn init_keeps_a_default_set_while_it_was_running() {
             gate.display()
         ),
     );
-    let mut init = env.ai_std();
-    init.arg("init");
+    let init = env.ai().arg("init");
     let started = Instant::now();
-    let child = std::thread::spawn(move || init.output());
+    let child = std::thread::spawn(move || init.run());
     // Let init read the config and reach `ollama list`.
     while !env.calls().iter().any(|c| c == "ollama") {
         assert!(
@@ -60,10 +59,10 @@ fn init_keeps_a_default_set_while_it_was_running() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let out = run(&env, &["default", "echo"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}", out.stderr);
     fs::write(&gate, "").unwrap();
-    let init = child.join().unwrap().expect("run init");
-    assert!(init.status.success(), "{}", stderr(&init));
+    let init = child.join().unwrap();
+    assert!(init.status.success(), "{}", init.stderr);
     let config = env.config();
     assert_eq!(config["default_alias"], "echo", "{config}");
     assert!(config["aliases"].is_object(), "{config}");

@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::symlink;
 
-use crate::util::{Env, big_text, stderr};
+use crate::support::{Env, big_text};
 
 fn block(path: &str, body: &str) -> String {
     format!("<file path=\"{path}\">\n{body}\n</file>")
@@ -12,12 +12,8 @@ fn block(path: &str, body: &str) -> String {
 fn one_file() {
     let env = Env::new();
     env.project_file("a.txt", "alpha\n");
-    let out = env
-        .ai()
-        .args(["-F", "a.txt", "sonnet", "explain"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "a.txt", "sonnet", "explain"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.stdin_text("claude"),
         format!("{}\n\nexplain", block("a.txt", "alpha"))
@@ -28,12 +24,8 @@ fn one_file() {
 fn file_alone_is_a_prompt() {
     let env = Env::new();
     env.project_file("a.txt", "alpha");
-    let out = env
-        .ai()
-        .args(["--file", "a.txt", "codex"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["--file", "a.txt", "codex"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("codex"), block("a.txt", "alpha"));
 }
 
@@ -42,8 +34,8 @@ fn large_file_arrives_whole() {
     let env = Env::new();
     let text = big_text(300 * 1024);
     env.project_file("big.txt", &text);
-    let out = env.ai().args(["-F", "big.txt", "gemini"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "big.txt", "gemini"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     let got = env.stdin_text("gemini");
     let want = block("big.txt", &text);
     assert_eq!(got.len(), want.len());
@@ -57,12 +49,8 @@ fn folder_top_level_files_sorted() {
     env.project_file("docs/a.md", "A");
     env.project_file("docs/c.txt", "C\n");
     env.project_file("docs/sub/deep.md", "DEEP");
-    let out = env
-        .ai()
-        .args(["-F", "docs", "qwen", "sum up"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "docs", "qwen", "sum up"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     let want = [
         block("docs/a.md", "A"),
         block("docs/b.md", "B"),
@@ -90,17 +78,15 @@ fn comma_separated_and_repeated() {
     let out = env
         .ai()
         .args(["-F", "a.txt,b.txt", "-F", "c.txt", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), want);
 
     let out = env
         .ai()
         .args(["--file=a.txt", "--file", "b.txt,c.txt", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), want);
 }
 
@@ -112,17 +98,13 @@ fn hidden_binary_and_large_files_are_skipped_with_a_notice() {
     env.project_file("dir/huge.txt", "x".repeat(1024 * 1024 + 1));
     env.project_file("dir/latin1.txt", b"caf\xe9");
     env.project_file("dir/ok.txt", "fine");
-    let out = env
-        .ai()
-        .args(["-F", "dir", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "dir", "sonnet", "q"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.stdin_text("claude"),
         format!("{}\n\nq", block("dir/ok.txt", "fine"))
     );
-    let err = stderr(&out);
+    let err = out.stderr;
     assert!(err.contains("skipped dir/.env: hidden file"), "{err}");
     assert!(err.contains("skipped dir/image.bin: binary file"), "{err}");
     assert!(
@@ -136,24 +118,19 @@ fn hidden_binary_and_large_files_are_skipped_with_a_notice() {
     let out = env
         .ai()
         .args(["-F", "dir/image.bin,dir/huge.txt", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "q");
-    assert!(stderr(&out).contains("binary file"), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("larger than 1 MiB"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(out.stderr.contains("binary file"), "{}", out.stderr);
+    assert!(out.stderr.contains("larger than 1 MiB"), "{}", out.stderr);
 }
 
 #[test]
 fn exactly_one_mebibyte_is_accepted() {
     let env = Env::new();
     env.project_file("edge.txt", "y".repeat(1024 * 1024));
-    let out = env.ai().args(["-F", "edge.txt", "codex"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "edge.txt", "codex"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.stdin("codex").len(),
         1024 * 1024 + block("edge.txt", "").len()
@@ -166,16 +143,13 @@ fn more_than_five_mebibytes_in_total_is_an_error() {
     for i in 0..6 {
         env.project_file(&format!("many/f{i}.txt"), "z".repeat(1_000_000));
     }
-    let out = env
-        .ai()
-        .args(["-F", "many", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "many", "sonnet", "q"]).run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
     assert!(
-        stderr(&out).contains("error: -F files add up to more than 5 MiB"),
+        out.stderr
+            .contains("error: -F files add up to more than 5 MiB"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
     assert!(env.calls().is_empty(), "nothing was sent");
 }
@@ -199,13 +173,9 @@ fn paths_outside_the_working_directory_are_refused() {
         refused.push("/etc/hostname");
     }
     for given in refused {
-        let out = env
-            .ai()
-            .args(["-F", given, "sonnet", "q"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "-F {given}: {}", stderr(&out));
-        let err = stderr(&out);
+        let out = env.ai().args(["-F", given, "sonnet", "q"]).run();
+        assert_eq!(out.status.code(), Some(2), "-F {given}: {}", out.stderr);
+        let err = out.stderr;
         assert!(
             err.contains("outside the working directory"),
             "-F {given}: {err}"
@@ -228,12 +198,8 @@ fn a_link_in_a_folder_pointing_outside_is_skipped() {
         env.project.join("dir/inner.txt"),
     )
     .unwrap();
-    let out = env
-        .ai()
-        .args(["-F", "dir", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "dir", "sonnet", "q"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     let sent = env.stdin_text("claude");
     assert!(!sent.contains("OUTSIDE"), "{sent}");
     assert_eq!(
@@ -246,25 +212,23 @@ fn a_link_in_a_folder_pointing_outside_is_skipped() {
         .join("\n\n")
     );
     assert!(
-        stderr(&out).contains("skipped dir/sneaky.txt: links outside the working directory"),
+        out.stderr
+            .contains("skipped dir/sneaky.txt: links outside the working directory"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
 }
 
 #[test]
 fn missing_file_is_a_usage_error() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["-F", "nope.txt", "sonnet", "q"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["-F", "nope.txt", "sonnet", "q"]).run();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("error: cannot read -F nope.txt: no such file or folder"),
+        out.stderr
+            .contains("error: cannot read -F nope.txt: no such file or folder"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
     assert!(env.calls().is_empty());
 }
@@ -275,12 +239,8 @@ fn paths_are_shown_relative() {
     env.project_file("src/main.rs", "fn main() {}");
     let abs = env.project.join("src/main.rs").display().to_string();
     for given in [abs.as_str(), "./src/../src/main.rs", "src//main.rs"] {
-        let out = env
-            .ai()
-            .args(["-F", given, "sonnet", "q"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "-F {given}: {}", stderr(&out));
+        let out = env.ai().args(["-F", given, "sonnet", "q"]).run();
+        assert!(out.status.success(), "-F {given}: {}", out.stderr);
         assert_eq!(
             env.stdin_text("claude"),
             format!("{}\n\nq", block("src/main.rs", "fn main() {}")),
@@ -289,8 +249,8 @@ fn paths_are_shown_relative() {
     }
     // The working directory itself: its top-level files, named without a `./`.
     env.project_file("top.txt", "T");
-    let out = env.ai().args(["-F", ".", "sonnet", "q"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", ".", "sonnet", "q"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.stdin_text("claude"),
         format!("{}\n\nq", block("top.txt", "T"))
@@ -308,27 +268,19 @@ fn fifos_are_skipped_not_read() {
             .unwrap();
         assert!(status.success());
     }
-    let out = env
-        .ai()
-        .args(["-F", "dir", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "dir", "sonnet", "q"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.stdin_text("claude"),
         format!("{}\n\nq", block("dir/ok.txt", "OK"))
     );
-    let out = env
-        .ai()
-        .args(["-F", "pipe2", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["-F", "pipe2", "sonnet", "q"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "q");
     assert!(
-        stderr(&out).contains("skipped pipe2: not a regular file"),
+        out.stderr.contains("skipped pipe2: not a regular file"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
 }
 
@@ -337,12 +289,8 @@ fn quiet_hides_skip_notices() {
     let env = Env::new();
     env.project_file("dir/.hidden", "H");
     env.project_file("dir/ok.txt", "OK");
-    let out = env
-        .ai()
-        .args(["-q", "-F", "dir", "sonnet", "q"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["-q", "-F", "dir", "sonnet", "q"]).run();
     assert!(out.status.success());
-    assert_eq!(stderr(&out), "");
+    assert_eq!(out.stderr, "");
     assert!(!env.stdin_text("claude").contains('H'));
 }

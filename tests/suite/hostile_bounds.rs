@@ -1,6 +1,6 @@
 //! Limits on what `ai` holds (issue 10): standard input and a backend CLI's stdout.
 
-use crate::util::{Env, stderr};
+use crate::support::Env;
 
 #[test]
 fn stdin_past_6_mib_is_refused_before_any_chat() {
@@ -9,9 +9,8 @@ fn stdin_past_6_mib_is_refused_before_any_chat() {
         .ai()
         .args(["sonnet", "summarize"])
         .write_stdin(vec![b'a'; 6 * 1024 * 1024 + 1])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
+        .run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("error: standard input is longer than 6 MiB"),
@@ -30,9 +29,8 @@ fn stdin_of_exactly_6_mib_is_sent() {
         .ai()
         .args(["--no-chat", "sonnet"])
         .write_stdin(vec![b'a'; 6 * 1024 * 1024])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin("claude").len(), 6 * 1024 * 1024);
 }
 
@@ -49,8 +47,8 @@ fn a_cli_reply_past_8_mib_stops_the_backend() {
         ),
     );
     std::fs::write(env.path("mib"), vec![b'q'; 1024 * 1024]).unwrap();
-    let out = env.ai().args(["codex", "hi"]).output().unwrap();
-    let err = stderr(&out);
+    let out = env.ai().args(["codex", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("longer than 8 MiB"), "{err}");
     assert!(
@@ -75,9 +73,8 @@ fn files_and_stdin_share_the_6_mib_of_a_prompt() {
         .ai()
         .args(["sonnet", "-F", "a.txt,b.txt,c.txt", "compare"])
         .write_stdin(vec![b's'; 3 * 1024 * 1024 + 200 * 1024])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
+        .run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("standard input and the -F files together are longer than 6 MiB"),
@@ -89,7 +86,6 @@ fn files_and_stdin_share_the_6_mib_of_a_prompt() {
         .ai()
         .args(["--no-chat", "sonnet", "-F", "a.txt,b.txt,c.txt", "compare"])
         .write_stdin(vec![b's'; 3 * 1024 * 1024])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
 }

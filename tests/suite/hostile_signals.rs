@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, HANG, read_pid, wait_gone, wait_with_guard};
+use crate::support::{Env, Proc, read_pid, wait_gone};
 
 /// A fake `name` that records its pid in `dir/<pid>` and sleeps 30 s, with a grandchild.
 fn sleeper(env: &Env, name: &str, dir: &Path) {
@@ -20,7 +20,7 @@ fn sleeper(env: &Env, name: &str, dir: &Path) {
 }
 
 /// The pids in `dir` named `prefix.*`, once there are `n` of them.
-fn pids(dir: &Path, prefix: &str, n: usize, child: &mut Child) -> Vec<u32> {
+fn pids(dir: &Path, prefix: &str, n: usize, child: &mut Proc) -> Vec<u32> {
     let start = Instant::now();
     loop {
         let found: Vec<u32> = std::fs::read_dir(dir)
@@ -33,7 +33,7 @@ fn pids(dir: &Path, prefix: &str, n: usize, child: &mut Child) -> Vec<u32> {
             return found;
         }
         if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
+            child.kill();
             let names: Vec<_> = std::fs::read_dir(dir)
                 .unwrap()
                 .filter_map(|e| e.ok())
@@ -61,7 +61,7 @@ fn sigkill_of_ai_does_not_orphan_the_backend() {
     let dir = env.path("pids");
     sleeper(&env, "claude", &dir);
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["sonnet", "x"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -69,7 +69,7 @@ fn sigkill_of_ai_does_not_orphan_the_backend() {
         .unwrap();
     let fake = pids(&dir, "pid.", 1, &mut child)[0];
     kill(&child, "-KILL");
-    let _ = wait_with_guard(&mut child, HANG);
+    child.wait_status();
     assert!(
         wait_gone(fake, Duration::from_secs(10)),
         "the backend (pid {fake}) outlived a SIGKILL of ai"
@@ -84,7 +84,7 @@ fn sigquit_and_sighup_stop_the_backend() {
         let dir = env.path("pids");
         sleeper(&env, "claude", &dir);
         let mut child = env
-            .ai_std()
+            .ai()
             .args(["sonnet", "x"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -93,7 +93,7 @@ fn sigquit_and_sighup_stop_the_backend() {
         let fake = pids(&dir, "pid.", 1, &mut child)[0];
         let grandchild = pids(&dir, "grandchild.", 1, &mut child)[0];
         kill(&child, sig);
-        let status = wait_with_guard(&mut child, HANG);
+        let status = child.wait_status();
         assert_eq!(status.code(), Some(code), "{sig}");
         for pid in [fake, grandchild] {
             assert!(
@@ -111,7 +111,7 @@ fn sigterm_exits_143() {
     let dir = env.path("pids");
     sleeper(&env, "claude", &dir);
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["sonnet", "x"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -119,7 +119,7 @@ fn sigterm_exits_143() {
         .unwrap();
     let fake = pids(&dir, "pid.", 1, &mut child)[0];
     kill(&child, "-TERM");
-    assert_eq!(wait_with_guard(&mut child, HANG).code(), Some(143));
+    assert_eq!(child.wait_status().code(), Some(143));
     assert!(wait_gone(fake, Duration::from_secs(10)));
 }
 
@@ -132,7 +132,7 @@ fn ctrl_c_stops_forty_backends() {
     let mut args = vec!["sonnet"; 40];
     args.push("x");
     let mut child = env
-        .ai_std()
+        .ai()
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -141,7 +141,7 @@ fn ctrl_c_stops_forty_backends() {
     let all = pids(&dir, "pid.", 40, &mut child);
     kill(&child, "-INT");
     let sent = Instant::now();
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let took = sent.elapsed();
     assert_eq!(status.code(), Some(130));
     // Generous: the backends would sleep 30 s; the stop itself takes at most 1.5 s.

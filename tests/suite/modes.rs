@@ -1,6 +1,6 @@
 //! `cmd` and `run`: the reply as one shell command; `run` asks on the terminal, then runs it.
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::Env;
 
 /// A reply the way models often write commands: prose, a fence, a prompt sign.
 const FENCED: &str =
@@ -14,9 +14,9 @@ fn cmd_prints_the_bare_command_and_tells_the_model_what_to_write() {
         &["sonnet", "cmd", "make a file"][..],
         &["--cmd", "sonnet", "make a file"][..],
     ] {
-        let out = env.ai().args(args).output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        assert_eq!(stdout(&out), "echo made > made.txt && exit 3\n");
+        let out = env.ai().args(args).run();
+        assert!(out.status.success(), "{}", out.stderr);
+        assert_eq!(out.stdout, "echo made > made.txt && exit 3\n");
         let sent = env.stdin_text("claude");
         assert!(
             sent.contains("Answer with exactly one shell command for"),
@@ -31,18 +31,14 @@ fn cmd_prints_the_bare_command_and_tells_the_model_what_to_write() {
 fn run_without_a_terminal_refuses_and_runs_nothing() {
     let env = Env::new();
     env.reply("claude", FENCED);
-    let out = env
-        .ai()
-        .args(["sonnet", "run", "make a file"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = env.ai().args(["sonnet", "run", "make a file"]).run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
     assert!(
-        stderr(&out).contains("no terminal to ask on"),
+        out.stderr.contains("no terminal to ask on"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
-    assert!(stderr(&out).contains("-y"), "{}", stderr(&out));
+    assert!(out.stderr.contains("-y"), "{}", out.stderr);
     assert!(out.stdout.is_empty());
     assert!(!env.project.join("made.txt").exists());
 }
@@ -51,19 +47,16 @@ fn run_without_a_terminal_refuses_and_runs_nothing() {
 fn run_with_yes_runs_it_with_the_shell_and_exits_with_its_code() {
     let env = Env::new();
     env.reply("codex", FENCED);
-    let out = env
-        .ai()
-        .args(["--run", "-y", "codex", "make a file"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = env.ai().args(["--run", "-y", "codex", "make a file"]).run();
+    assert_eq!(out.status.code(), Some(3), "{}", out.stderr);
     assert!(
-        stderr(&out).contains("running: echo made > made.txt && exit 3"),
+        out.stderr
+            .contains("running: echo made > made.txt && exit 3"),
         "{}",
-        stderr(&out)
+        out.stderr
     );
     assert!(
-        !stderr(&out).contains("error:"),
+        !out.stderr.contains("error:"),
         "the command's own code is no error of ai's"
     );
     assert_eq!(
@@ -74,7 +67,7 @@ fn run_with_yes_runs_it_with_the_shell_and_exits_with_its_code() {
 
 /// `ai … run` on a pseudo-terminal, answering `answer`.
 fn run_on_terminal(env: &Env, answer: &str) -> (Option<i32>, String) {
-    crate::util::on_terminal(env, "sonnet run 'make a file'", answer)
+    crate::support::on_terminal(env, "sonnet run 'make a file'", answer)
 }
 
 #[test]

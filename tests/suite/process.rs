@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, HANG, drain, read_pid, stdout, wait_for_file, wait_gone, wait_with_guard};
+use crate::support::{Env, drain, read_pid, wait_for_file, wait_gone};
 
 /// The first chunk of a slow reply is on our stdout while the backend still runs: the fake
 /// prints it, then waits for a marker the test creates only after reading that chunk.
@@ -30,7 +30,7 @@ exit 0
             ),
         );
         let mut child = env
-            .ai_std()
+            .ai()
             .args([alias, "tell me slowly"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -57,7 +57,7 @@ exit 0
             match rx.recv_timeout(Duration::from_secs(30)) {
                 Ok(chunk) => seen.extend(chunk),
                 Err(_) => {
-                    let _ = child.kill();
+                    child.kill();
                     panic!("{alias}: the first chunk did not reach stdout while the backend ran");
                 }
             }
@@ -67,7 +67,7 @@ exit 0
             "{alias}: the first chunk came only after the backend had exited"
         );
         std::fs::write(&marker, "").unwrap();
-        let status = wait_with_guard(&mut child, HANG);
+        let status = child.wait_status();
         reader.join().unwrap();
         seen.extend(rx.try_iter().flatten());
         let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
@@ -85,13 +85,9 @@ fn timeout_stops_the_backend() {
         &format!("echo $$ > '{}'\n\"$SLEEP\" 30\n", pid_file.display()),
     );
     let started = Instant::now();
-    let out = env
-        .ai()
-        .args(["--timeout", "1", "gemini", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--timeout", "1", "gemini", "hi"]).run();
     let elapsed = started.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty());
     assert!(
@@ -116,8 +112,8 @@ fn timeout_from_config() {
     env.write_config(r#"{"timeout": 0.5}"#);
     env.script("qwen", "\"$SLEEP\" 30\n");
     let started = Instant::now();
-    let out = env.ai().args(["qwen", "hi"]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = env.ai().args(["qwen", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("qwen did not finish within 0.5s"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(20));
@@ -126,13 +122,9 @@ fn timeout_from_config() {
 #[test]
 fn fractional_timeout_that_is_long_enough_succeeds() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["--timeout", "30.5", "codex", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--timeout", "30.5", "codex", "hi"]).run();
     assert!(out.status.success());
-    assert_eq!(out.stdout, b"reply from codex\n");
+    assert_eq!(out.stdout, "reply from codex\n");
 }
 
 /// Ctrl+C: ai stops the backend's whole process group (child and grandchild) and exits 130.
@@ -151,7 +143,7 @@ fn interrupt_stops_everything_and_exits_130() {
     );
     // `mv` by name: the fake's PATH has /usr/bin:/bin.
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["gemini", "x"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -160,7 +152,7 @@ fn interrupt_stops_everything_and_exits_130() {
     let out = drain(child.stdout.take().unwrap());
     let err = drain(child.stderr.take().unwrap());
     if !wait_for_file(&pid_file, Duration::from_secs(30)) {
-        let _ = child.kill();
+        child.kill();
         panic!("the fake backend never started");
     }
     let fake = read_pid(&pid_file);
@@ -171,7 +163,7 @@ fn interrupt_stops_everything_and_exits_130() {
         .unwrap();
     assert!(kill.success());
     let interrupted = Instant::now();
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let took = interrupted.elapsed();
     let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
     let out = out.join().unwrap();
@@ -206,7 +198,7 @@ fn terminate_stops_the_backend() {
         ),
     );
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["codex", "x"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -214,7 +206,7 @@ fn terminate_stops_the_backend() {
         .unwrap();
     let err = drain(child.stderr.take().unwrap());
     if !wait_for_file(&pid_file, Duration::from_secs(30)) {
-        let _ = child.kill();
+        child.kill();
         panic!("the fake backend never started");
     }
     let fake = read_pid(&pid_file);
@@ -222,7 +214,7 @@ fn terminate_stops_the_backend() {
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
     // 128 + SIGTERM.
     assert_eq!(status.code(), Some(143), "{err}");
@@ -247,18 +239,10 @@ fn background_leftover_holding_stdout_is_not_waited_for() {
         ),
     );
     let started = Instant::now();
-    let out = env
-        .ai()
-        .args(["--no-chat", "gemini", "hi"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = env.ai().args(["--no-chat", "gemini", "hi"]).run();
+    let err = out.stderr.clone();
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(
-        out.stdout.starts_with(b"the answer\n"),
-        "{:?}",
-        stdout(&out)
-    );
+    assert!(out.stdout.starts_with("the answer\n"), "{:?}", out.stdout);
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "waited {:?} for the background leftover",

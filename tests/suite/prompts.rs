@@ -5,7 +5,7 @@ use std::process::Stdio;
 
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::util::{Env, HANG, args, big_text, drain, stderr, stdout, wait_with_guard};
+use crate::support::{Env, args, big_text, drain};
 
 const NASTY: &str =
     "$(touch pwned) ; | & > '\" `touch pwned2` $HOME ${PATH} \\ * ? ~ # !! <(x) \n-rf";
@@ -26,8 +26,8 @@ fn assert_nothing_ran(env: &Env) {
 fn shell_metacharacters_arrive_verbatim_on_stdin() {
     let env = Env::new();
     for alias in ["sonnet", "codex", "gemini", "qwen", "ollama"] {
-        let out = env.ai().args([alias, NASTY]).output().unwrap();
-        assert!(out.status.success(), "{alias}: {}", stderr(&out));
+        let out = env.ai().args([alias, NASTY]).run();
+        assert!(out.status.success(), "{alias}: {}", out.stderr);
         let program = env.calls().last().cloned().unwrap();
         assert_eq!(env.stdin_text(&program), NASTY, "{alias}");
         // The prompt is not among the arguments either.
@@ -44,8 +44,8 @@ fn shell_metacharacters_arrive_verbatim_as_one_argument() {
         r#"{"backends": {"mycli": {"program": "mycli", "prompt": "after-dashdash"}},
             "aliases": {"my": ["mycli", "m1"]}}"#,
     );
-    let out = env.ai().args(["my", NASTY]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["my", NASTY]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.argv("mycli"), args(&["--", NASTY]));
     assert_nothing_ran(&env);
 }
@@ -53,17 +53,13 @@ fn shell_metacharacters_arrive_verbatim_as_one_argument() {
 #[test]
 fn leading_dash_after_dashdash() {
     let env = Env::new();
-    let out = env.ai().args(["sonnet", "--", "-rf /"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["sonnet", "--", "-rf /"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "-rf /");
     assert_eq!(env.argv("claude"), args(&["--print", "--model", "sonnet"]));
 
-    let out = env
-        .ai()
-        .args(["gemini", "--", "--version", "-h"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["gemini", "--", "--version", "-h"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("gemini"), "--version -h");
     assert_eq!(
         env.argv("gemini"),
@@ -74,16 +70,16 @@ fn leading_dash_after_dashdash() {
 #[test]
 fn subcommand_names_as_prompts() {
     let env = Env::new();
-    let out = env.ai().args(["codex", "--", "help"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["codex", "--", "help"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("codex"), "help");
     assert_eq!(
         env.argv("codex"),
         args(&["exec", "--skip-git-repo-check", "-m", "gpt-5.3-codex", "-"])
     );
 
-    let out = env.ai().args(["sonnet", "--", "resume"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().args(["sonnet", "--", "resume"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "resume");
     assert_eq!(env.argv("claude"), args(&["--print", "--model", "sonnet"]));
 
@@ -95,13 +91,8 @@ fn subcommand_names_as_prompts() {
         &["yolo", "json"],
         &["opus", "--help"],
     ] {
-        let out = env
-            .ai()
-            .args(["sonnet", "--"])
-            .args(words)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{words:?}: {}", stderr(&out));
+        let out = env.ai().args(["sonnet", "--"]).args(words).run();
+        assert!(out.status.success(), "{words:?}: {}", out.stderr);
         assert_eq!(env.stdin_text("claude"), words.join(" "));
         assert_eq!(env.argv("claude"), args(&["--print", "--model", "sonnet"]));
     }
@@ -113,13 +104,8 @@ fn one_mebibyte_prompt_on_stdin_arrives_whole() {
     let env = Env::new();
     let text = big_text(1024 * 1024);
     for alias in ["sonnet", "codex"] {
-        let out = env
-            .ai()
-            .arg(alias)
-            .write_stdin(text.clone())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = env.ai().arg(alias).write_stdin(text.clone()).run();
+        assert!(out.status.success(), "{}", out.stderr);
         let program = env.calls().last().cloned().unwrap();
         let got = env.stdin(&program);
         assert_eq!(got.len(), text.len(), "{alias}: length");
@@ -139,10 +125,9 @@ fn child_that_ignores_a_large_prompt_is_fine() {
         .ai()
         .arg("gemini")
         .write_stdin(big_text(1024 * 1024))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "answered without reading\n");
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert_eq!(out.stdout, "answered without reading\n");
 }
 
 #[test]
@@ -152,9 +137,8 @@ fn stdin_then_prompt_words() {
         .ai()
         .args(["sonnet", "QUESTION"])
         .write_stdin("CONTEXT\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "CONTEXT\n\nQUESTION");
 
     // Several words are joined by single spaces.
@@ -162,9 +146,8 @@ fn stdin_then_prompt_words() {
         .ai()
         .args(["codex", "what", "is", "this?"])
         .write_stdin("a\nb\n\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("codex"), "a\nb\n\nwhat is this?");
 }
 
@@ -176,9 +159,8 @@ fn files_then_stdin_then_prompt() {
         .ai()
         .args(["-F", "notes.txt", "qwen", "Q"])
         .write_stdin("STDIN")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.stdin_text("qwen"),
         "<file path=\"notes.txt\">\nNOTES\n</file>\n\nSTDIN\n\nQ"
@@ -188,13 +170,8 @@ fn files_then_stdin_then_prompt() {
 #[test]
 fn stdin_alone_is_the_prompt() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .arg("ollama")
-        .write_stdin("only stdin\n")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.ai().arg("ollama").write_stdin("only stdin\n").run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("ollama"), "only stdin");
 }
 
@@ -205,7 +182,7 @@ fn child_never_inherits_stdin() {
     let outer = env.path("outer-stdin.txt");
     std::fs::write(&outer, "OUTER STDIN\n").unwrap();
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["--no-stdin", "sonnet", "the prompt"])
         .stdin(File::open(&outer).unwrap())
         .stdout(Stdio::piped())
@@ -214,7 +191,7 @@ fn child_never_inherits_stdin() {
         .unwrap();
     let out = drain(child.stdout.take().unwrap());
     let err = drain(child.stderr.take().unwrap());
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(status.success(), "{}", String::from_utf8_lossy(&err));
     assert_eq!(out, b"reply from claude\n");
@@ -238,7 +215,7 @@ fn prompt_as_argument_gives_the_child_dev_null() {
     let outer = env.path("outer-stdin.txt");
     std::fs::write(&outer, "OUTER STDIN\n").unwrap();
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["--no-stdin", "my", "p"])
         .stdin(File::open(&outer).unwrap())
         .stdout(Stdio::piped())
@@ -247,7 +224,7 @@ fn prompt_as_argument_gives_the_child_dev_null() {
         .unwrap();
     let out = drain(child.stdout.take().unwrap());
     let err = drain(child.stderr.take().unwrap());
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(status.success(), "{}", String::from_utf8_lossy(&err));
     assert_eq!(out, b"reply from mycli\n");
@@ -271,8 +248,8 @@ fn any_prompt_arrives_verbatim() {
             if prompt.trim().is_empty() {
                 return Ok(());
             }
-            let out = env.ai().args(["sonnet", "--", &prompt]).output().unwrap();
-            proptest::prop_assert!(out.status.success(), "{}", stderr(&out));
+            let out = env.ai().args(["sonnet", "--", &prompt]).run();
+            proptest::prop_assert!(out.status.success(), "{}", out.stderr);
             proptest::prop_assert_eq!(env.stdin_text("claude"), prompt);
             Ok(())
         })
@@ -286,11 +263,10 @@ fn invalid_utf8_on_stdin_is_replaced_with_a_warning() {
         .ai()
         .args(["sonnet", "q"])
         .write_stdin(&b"caf\xe9\n"[..])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "caf\u{FFFD}\n\nq");
-    assert!(stderr(&out).contains("not valid UTF-8"), "{}", stderr(&out));
+    assert!(out.stderr.contains("not valid UTF-8"), "{}", out.stderr);
 }
 
 #[test]
@@ -301,9 +277,8 @@ fn invalid_utf8_in_an_argument_is_replaced() {
         .ai()
         .args(["sonnet", "--"])
         .arg(std::ffi::OsStr::from_bytes(b"caf\xe9"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "caf\u{FFFD}");
 }
 
@@ -314,7 +289,7 @@ fn idle_stdin_is_announced_and_interruptible() {
     use std::io::{BufRead, BufReader};
     let env = Env::new();
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["sonnet", "q"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -337,7 +312,7 @@ fn idle_stdin_is_announced_and_interruptible() {
     let notice = match notice {
         Ok(line) => line,
         Err(_) => {
-            let _ = child.kill();
+            child.kill();
             panic!("no notice while waiting for stdin");
         }
     };
@@ -346,7 +321,7 @@ fn idle_stdin_is_announced_and_interruptible() {
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     assert_eq!(status.code(), Some(130));
     assert!(out.join().unwrap().is_empty());
     let rest: Vec<String> = rx.try_iter().collect();

@@ -1,7 +1,7 @@
 //! `run` asks before it runs a command: only an explicit yes (Enter, y, yes) runs it; end of
 //! input at the prompt (Ctrl+D, a terminal whose input ends) cancels.
 
-use crate::util::{Env, on_terminal};
+use crate::support::{Env, on_terminal};
 
 /// `ai run sonnet …` on a pseudo-terminal, answering `answer`.
 fn run_on_terminal(env: &Env, answer: &str) -> (Option<i32>, String) {

@@ -2,35 +2,29 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use crate::util::{Env, stderr, stdout};
+use crate::support::{Env, Proc};
 
-/// A running `ai serve`, stopped when dropped.
+/// A running `ai serve`, stopped when dropped (the hang guard of [`Proc`] ends it).
 struct Served {
-    child: Child,
+    child: Proc,
     port: u16,
     /// What the server printed on stderr up to the "listening" line.
     banner: String,
 }
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(env: &Env, args: &[&str], extra_env: &[(&str, &str)]) -> Served {
-    let mut cmd = env.ai_std();
-    cmd.arg("serve")
+    let mut cmd = env
+        .ai()
+        .arg("serve")
         .arg("0")
         .args(args)
         .stderr(Stdio::piped())
         .stdout(Stdio::null());
     for (k, v) in extra_env {
-        cmd.env(k, v);
+        cmd = cmd.env(k, v);
     }
     // Owned by the guard at once: it is killed and reaped whatever happens next.
     let mut served = Served {
@@ -202,17 +196,9 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
     let id = v["chat"].as_str().unwrap().to_owned();
     assert!(v["reply"].as_str().unwrap().contains("one over http"));
 
-    let out = env
-        .ai()
-        .args(["chat", &id, "two from the shell"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("2 earlier messages"),
-        "{}",
-        stdout(&out)
-    );
+    let out = env.ai().args(["chat", &id, "two from the shell"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(out.stdout.contains("2 earlier messages"), "{}", out.stdout);
 
     let call = format!(r#"{{"chat":"{id}","prompt":"three over http"}}"#);
     let (status, body) = http(s.port, "POST", "/call", Some("t"), call.as_bytes());
@@ -225,23 +211,9 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
         "{body}"
     );
 
-    let out = env
-        .ai()
-        .args(["chat", &id, "four from the shell"])
-        .output()
-        .unwrap();
-    assert!(
-        stdout(&out).contains("6 earlier messages"),
-        "{}",
-        stdout(&out)
-    );
-    let text = std::fs::read_to_string(env.home.join("chats").join(format!("{id}.jsonl"))).unwrap();
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.contains("\"type\":\"message\""))
-            .count(),
-        8
-    );
+    let out = env.ai().args(["chat", &id, "four from the shell"]).run();
+    assert!(out.stdout.contains("6 earlier messages"), "{}", out.stdout);
+    assert_eq!(env.messages(&id).len(), 8);
 
     // A failing backend over HTTP: 502 with its message; the prompt is kept as in the CLI.
     env.exit_code("claude", 1);
@@ -269,10 +241,9 @@ fn no_auth_is_for_loopback_only() {
     let out = env
         .ai()
         .args(["serve", "0", "--host", "0.0.0.0", "--no-auth"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--no-auth"), "{}", stderr(&out));
+        .run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--no-auth"), "{}", out.stderr);
     let s = serve(&env, &["--no-auth"], &[]);
     assert_eq!(http(s.port, "GET", "/models", None, b"").0, 200);
 }

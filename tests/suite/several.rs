@@ -1,12 +1,6 @@
 //! Several models at once: `ai sonnet gpt flash "prompt"`.
 
-use crate::util::{Env, stderr, stdout};
-
-fn chat_files(env: &Env) -> usize {
-    std::fs::read_dir(env.home.join("chats"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
+use crate::support::Env;
 
 #[test]
 fn answers_come_in_the_order_given_each_under_its_header() {
@@ -18,10 +12,9 @@ fn answers_come_in_the_order_given_each_under_its_header() {
     let out = env
         .ai()
         .args(["sonnet", "flash", "echo", "the question"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+        .run();
+    assert!(out.status.success(), "{}", out.stderr);
+    let text = out.stdout;
     let claude = text.find("── sonnet · ").expect("sonnet header");
     let gemini = text.find("── flash · ").expect("flash header");
     let echo = text.find("── echo · ").expect("echo header");
@@ -32,8 +25,8 @@ fn answers_come_in_the_order_given_each_under_its_header() {
     // Every model got the same prompt, and each answer is a chat of its own.
     assert_eq!(env.stdin_text("claude"), "the question");
     assert_eq!(env.stdin_text("gemini"), "the question");
-    assert_eq!(chat_files(&env), 3);
-    assert!(stderr(&out).contains("[chats: sonnet "), "{}", stderr(&out));
+    assert_eq!(env.chat_files().len(), 3);
+    assert!(out.stderr.contains("[chats: sonnet "), "{}", out.stderr);
 }
 
 #[test]
@@ -42,19 +35,15 @@ fn one_failure_does_not_hide_the_others_and_sets_the_exit_code() {
     env.stderr("codex", "codex is unhappy\n");
     env.exit_code("codex", 7);
     env.reply("claude", "fine answer\n");
-    let out = env.ai().args(["gpt", "sonnet", "q"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let text = stdout(&out);
+    let out = env.ai().args(["gpt", "sonnet", "q"]).run();
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    let text = out.stdout;
     assert!(text.contains("── gpt · failed after"), "{text}");
     assert!(
         text.contains("── sonnet · ") && text.contains("fine answer"),
         "{text}"
     );
-    assert!(
-        stderr(&out).contains("codex is unhappy"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(out.stderr.contains("codex is unhappy"), "{}", out.stderr);
 }
 
 #[test]
@@ -62,13 +51,9 @@ fn json_gives_an_array_in_order_with_errors() {
     let env = Env::new();
     env.exit_code("qwen", 1);
     env.stderr("qwen", "no quota\n");
-    let out = env
-        .ai()
-        .args(["--json", "echo", "qwen", "hi"])
-        .output()
-        .unwrap();
+    let out = env.ai().args(["--json", "echo", "qwen", "hi"]).run();
     assert_eq!(out.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let items = v.as_array().unwrap();
     assert_eq!(items.len(), 2);
     assert_eq!(items[0]["alias"], "echo");
@@ -82,48 +67,33 @@ fn json_gives_an_array_in_order_with_errors() {
 #[test]
 fn several_models_cannot_continue_one_chat_nor_run_commands() {
     let env = Env::new();
-    let out = env.ai().args(["echo", "hello"]).output().unwrap();
-    let id = stderr(&out)
+    let out = env.ai().args(["echo", "hello"]).run();
+    let id = out
+        .stderr
         .trim()
         .trim_start_matches("[chat: ")
         .trim_end_matches(']')
         .to_owned();
-    let out = env
-        .ai()
-        .args(["chat", &id, "echo", "sonnet", "more"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("cannot continue one"),
-        "{}",
-        stderr(&out)
-    );
-    let out = env
-        .ai()
-        .args(["cmd", "echo", "sonnet", "list files"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = env.ai().args(["chat", &id, "echo", "sonnet", "more"]).run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("cannot continue one"), "{}", out.stderr);
+    let out = env.ai().args(["cmd", "echo", "sonnet", "list files"]).run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
     assert!(env.calls().is_empty(), "nothing was sent");
 }
 
 #[test]
 fn no_chat_saves_nothing() {
     let env = Env::new();
-    let out = env
-        .ai()
-        .args(["--no-chat", "echo", "sonnet", "q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(chat_files(&env), 0);
+    let out = env.ai().args(["--no-chat", "echo", "sonnet", "q"]).run();
+    assert!(out.status.success(), "{}", out.stderr);
+    assert_eq!(env.chat_files().len(), 0);
 }
 
 /// Ctrl+C with several models running stops every backend, saves each partial answer, exits 130.
 #[test]
 fn interrupt_stops_every_backend() {
-    use crate::util::{HANG, read_pid, wait_for_file, wait_gone, wait_with_guard};
+    use crate::support::{read_pid, wait_for_file, wait_gone};
     use std::process::Stdio;
     use std::time::Duration;
 
@@ -139,7 +109,7 @@ fn interrupt_stops_every_backend() {
         );
     }
     let mut child = env
-        .ai_std()
+        .ai()
         .args(["flash", "qwen", "x"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -147,7 +117,7 @@ fn interrupt_stops_every_backend() {
         .unwrap();
     for name in ["gemini", "qwen"] {
         if !wait_for_file(&env.path(&format!("{name}.pid")), Duration::from_secs(30)) {
-            let _ = child.kill();
+            child.kill();
             panic!("{name} never started");
         }
     }
@@ -160,7 +130,7 @@ fn interrupt_stops_every_backend() {
         .status()
         .unwrap();
     assert!(kill.success());
-    let status = wait_with_guard(&mut child, HANG);
+    let status = child.wait_status();
     assert_eq!(status.code(), Some(130));
     for pid in pids {
         assert!(
@@ -169,12 +139,17 @@ fn interrupt_stops_every_backend() {
         );
     }
     // Both partial answers were kept, marked interrupted, each in its own chat.
-    let mut interrupted = 0;
-    for entry in std::fs::read_dir(env.home.join("chats")).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        if text.contains("\"interrupted\":true") && text.contains("partial ") {
-            interrupted += 1;
-        }
-    }
+    let interrupted = env
+        .chats()
+        .iter()
+        .filter(|records| {
+            records.iter().any(|r| {
+                r["interrupted"] == true
+                    && r["content"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("partial "))
+            })
+        })
+        .count();
     assert_eq!(interrupted, 2);
 }

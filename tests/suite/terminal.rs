@@ -2,7 +2,7 @@
 //! bidi characters), while pipes and files get the bytes exactly; and `run` runs only on an
 //! explicit yes.
 
-use crate::util::{Env, on_terminal, stderr, stdout};
+use crate::support::{Env, on_terminal};
 
 /// A reply that tries every trick: OSC 52 (clipboard), OSC 0 (title), a screen clear, an OSC 8
 /// link, SGR 8 (conceal), a C1 CSI, a line overwrite, and bidi and invisible characters.
@@ -81,9 +81,9 @@ fn a_reply_through_a_pipe_is_byte_exact() {
     let env = Env::new();
     for (alias, program) in [("sonnet", "claude"), ("codex", "codex")] {
         env.reply(program, HOSTILE);
-        let out = env.ai().args([alias, "hello"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        assert_eq!(out.stdout, HOSTILE.as_bytes(), "{alias}");
+        let out = env.ai().args([alias, "hello"]).run();
+        assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+        assert_eq!(out.stdout_bytes, HOSTILE.as_bytes(), "{alias}");
     }
 }
 
@@ -91,8 +91,9 @@ fn a_reply_through_a_pipe_is_byte_exact() {
 fn chat_export_is_safe_on_a_terminal_and_exact_through_a_pipe() {
     let env = Env::new();
     env.reply("claude", HOSTILE);
-    let out = env.ai().args(["sonnet", "hello"]).output().unwrap();
-    let id = stderr(&out)
+    let out = env.ai().args(["sonnet", "hello"]).run();
+    let id = out
+        .stderr
         .lines()
         .find_map(|l| l.strip_prefix("[chat: "))
         .map(|l| l.trim_end_matches(']').to_owned())
@@ -100,17 +101,16 @@ fn chat_export_is_safe_on_a_terminal_and_exact_through_a_pipe() {
     let piped = env
         .ai()
         .args(["chat", "export", &id, "--format", "md"])
-        .output()
-        .unwrap();
-    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+        .run();
+    assert_eq!(piped.status.code(), Some(0), "{}", piped.stderr);
     assert!(
-        stdout(&piped).contains(HOSTILE.trim_end()),
+        piped.stdout.contains(HOSTILE.trim_end()),
         "a pipe gets the reply byte for byte"
     );
     // The export imports back unchanged (the round trip stays exact).
     env.project_file("x.md", &piped.stdout);
-    let back = env.ai().args(["chat", "import", "x.md"]).output().unwrap();
-    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    let back = env.ai().args(["chat", "import", "x.md"]).run();
+    assert_eq!(back.status.code(), Some(0), "{}", back.stderr);
 
     let (code, shown) = on_terminal(&env, &format!("chat export {id} --format md"), "");
     assert_eq!(code, Some(0), "{shown}");
@@ -128,23 +128,19 @@ fn cmd_refuses_a_command_with_control_or_invisible_characters() {
         "echo a\rrm -rf /\n",
     ] {
         env.reply("claude", reply);
-        let out = env
-            .ai()
-            .args(["cmd", "sonnet", "list files"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{reply:?}: {}", stderr(&out));
-        assert!(out.stdout.is_empty(), "{reply:?}: {:?}", stdout(&out));
-        let err = stderr(&out);
+        let out = env.ai().args(["cmd", "sonnet", "list files"]).run();
+        assert_eq!(out.status.code(), Some(1), "{reply:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{reply:?}: {:?}", out.stdout);
+        let err = out.stderr;
         assert!(err.contains("error:"), "{err}");
         assert_safe("cmd error", &err);
         assert!(!err.contains('\r'), "{err:?}");
     }
     // A plain command with tabs and non-ASCII text is fine.
     env.reply("claude", "echo 'héllo\twörld'\n");
-    let out = env.ai().args(["cmd", "sonnet", "say it"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "echo 'héllo\twörld'\n");
+    let out = env.ai().args(["cmd", "sonnet", "say it"]).run();
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "echo 'héllo\twörld'\n");
 }
 
 /// `ai run sonnet …` on a pseudo-terminal, answering `answer`.
@@ -162,12 +158,8 @@ fn run_refuses_a_command_with_invisible_characters() {
     assert_safe("run prompt", &text);
     assert!(text.contains("\\u{202e}"), "shown visibly: {text:?}");
     // With -y as well: what runs must be what is shown.
-    let out = env
-        .ai()
-        .args(["run", "-y", "sonnet", "make a file"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = env.ai().args(["run", "-y", "sonnet", "make a file"]).run();
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
     assert!(!env.project.join("made.txt").exists());
 }
 
@@ -178,17 +170,17 @@ fn bidi_and_invisible_characters_are_shown_visibly_in_show_list_and_errors() {
     let out = env
         .ai()
         .args(["sonnet", "title \u{2067}x\u{2069} \u{200f}y"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let id = stderr(&out)
+        .run();
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let id = out
+        .stderr
         .lines()
         .find_map(|l| l.strip_prefix("[chat: "))
         .map(|l| l.trim_end_matches(']').to_owned())
         .expect("chat id");
-    let show = stdout(&env.ai().args(["chat", "show", &id]).output().unwrap());
+    let show = env.ai().args(["chat", "show", &id]).run().stdout;
     assert!(show.contains("\\u{202e}exe.txt\\u{202c}"), "{show:?}");
-    let list = stdout(&env.ai().args(["chat", "list"]).output().unwrap());
+    let list = env.ai().args(["chat", "list"]).run().stdout;
     for text in [&show, &list] {
         for c in ['\u{202e}', '\u{202c}', '\u{2067}', '\u{2069}', '\u{200f}'] {
             assert!(!text.contains(c), "{c:?} in {text:?}");
@@ -198,8 +190,8 @@ fn bidi_and_invisible_characters_are_shown_visibly_in_show_list_and_errors() {
     // A backend's error text.
     env.stderr("codex", "bad request \u{202e}live\u{202c}\n");
     env.exit_code("codex", 1);
-    let out = env.ai().args(["codex", "hi"]).output().unwrap();
-    let err = stderr(&out);
+    let out = env.ai().args(["codex", "hi"]).run();
+    let err = out.stderr;
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains('\u{202e}'), "{err:?}");
     assert!(err.contains("\\u{202e}"), "{err:?}");
@@ -210,13 +202,9 @@ fn notices_quoting_file_names_are_cleaned() {
     let env = Env::new();
     env.project_file("docs/.\x1b]0;PWNED\x07\u{202e}txt", "hidden");
     env.project_file("docs/a.txt", "text");
-    let out = env
-        .ai()
-        .args(["echo", "-F", "docs", "hi"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let out = env.ai().args(["echo", "-F", "docs", "hi"]).run();
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let err = out.stderr;
     assert!(err.contains("hidden file"), "{err:?}");
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
     assert!(err.contains("\\u{202e}"), "{err:?}");

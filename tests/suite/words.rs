@@ -1,9 +1,7 @@
 //! The grammar's hard cases: options before a command word, aliases shaped like chat IDs, mode
 //! words inside a prompt, and an unknown first word when no default model is set.
 
-use std::process::Output;
-
-use crate::util::{Env, stderr, stdout};
+use crate::support::{Env, Out};
 
 /// A world whose default model is `sonnet` (the fake claude): a command word that was taken for
 /// a prompt would reach claude.
@@ -13,23 +11,23 @@ fn with_default() -> Env {
     env
 }
 
-fn run(env: &Env, args: &[&str]) -> Output {
-    env.ai().args(args).output().unwrap()
+fn run(env: &Env, args: &[&str]) -> Out {
+    env.ai().args(args).run()
 }
 
 /// A new chat with the echo model; its ID.
 fn new_chat(env: &Env) -> String {
     let out = run(env, &["chat", "new", "echo"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out).trim().to_owned()
+    assert!(out.status.success(), "{}", out.stderr);
+    out.stdout.trim().to_owned()
 }
 
-fn assert_no_prompt_sent(env: &Env, args: &[&str], out: &Output) {
+fn assert_no_prompt_sent(env: &Env, args: &[&str], out: &Out) {
     assert!(
         env.calls().is_empty(),
         "{args:?} sent a prompt to {:?}; stderr: {}",
         env.calls(),
-        stderr(out)
+        out.stderr
     );
 }
 
@@ -43,32 +41,28 @@ fn options_before_a_command_word_apply_to_the_command() {
     let plain = run(&env, &["chat", "list"]);
     let quiet = run(&env, &["-q", "chat", "list"]);
     assert_no_prompt_sent(&env, &["-q", "chat", "list"], &quiet);
-    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
-    assert_eq!(stdout(&quiet), stdout(&plain));
+    assert_eq!(quiet.status.code(), Some(0), "{}", quiet.stderr);
+    assert_eq!(quiet.stdout, plain.stdout);
 
     let json = run(&env, &["--json", "list"]);
     assert_no_prompt_sent(&env, &["--json", "list"], &json);
-    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
-    assert_eq!(stdout(&json), stdout(&run(&env, &["list", "--json"])));
+    assert_eq!(json.status.code(), Some(0), "{}", json.stderr);
+    assert_eq!(json.stdout, run(&env, &["list", "--json"]).stdout);
 
     let json = run(&env, &["--json", "chat", "list"]);
     assert_no_prompt_sent(&env, &["--json", "chat", "list"], &json);
-    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
-    assert!(
-        stdout(&json).trim_start().starts_with('['),
-        "{}",
-        stdout(&json)
-    );
+    assert_eq!(json.status.code(), Some(0), "{}", json.stderr);
+    assert!(json.stdout.trim_start().starts_with('['), "{}", json.stdout);
 
     // Options between `chat` and its action, too.
     let json = run(&env, &["chat", "--json", "show", &id]);
     assert_no_prompt_sent(&env, &["chat", "--json", "show"], &json);
-    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    assert_eq!(json.status.code(), Some(0), "{}", json.stderr);
     assert!(
-        stdout(&json).contains(&format!("\"id\":\"{id}\""))
-            || stdout(&json).contains(&format!("\"id\": \"{id}\"")),
+        json.stdout.contains(&format!("\"id\":\"{id}\""))
+            || json.stdout.contains(&format!("\"id\": \"{id}\"")),
         "{}",
-        stdout(&json)
+        json.stdout
     );
 
     let forms: Vec<Vec<&str>> = vec![
@@ -88,8 +82,8 @@ fn options_before_a_command_word_apply_to_the_command() {
     for form in &forms {
         let out = run(&env, form);
         assert_no_prompt_sent(&env, form, &out);
-        assert_eq!(out.status.code(), Some(0), "{form:?}: {}", stderr(&out));
-        assert_eq!(stderr(&out), "", "{form:?}: -q silences notices");
+        assert_eq!(out.status.code(), Some(0), "{form:?}: {}", out.stderr);
+        assert_eq!(out.stderr, "", "{form:?}: -q silences notices");
     }
     assert!(
         !env.home
@@ -112,13 +106,9 @@ fn an_option_a_command_does_not_take_is_a_usage_error_never_a_prompt() {
     ] {
         let out = run(&env, form);
         assert_no_prompt_sent(&env, form, &out);
-        assert_eq!(out.status.code(), Some(2), "{form:?}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains("error:"),
-            "{form:?}: {}",
-            stderr(&out)
-        );
-        assert!(stdout(&out).is_empty(), "{form:?}");
+        assert_eq!(out.status.code(), Some(2), "{form:?}: {}", out.stderr);
+        assert!(out.stderr.contains("error:"), "{form:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{form:?}");
     }
     assert!(
         env.home.join("chats").join(format!("{id}.jsonl")).exists(),
@@ -145,12 +135,12 @@ fn options_before_chat_continue_a_chat() {
     let env = Env::new();
     let id = new_chat(&env);
     let out = run(&env, &["-q", "chat", &id, "hello there"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("hello there"), "{}", stdout(&out));
-    assert_eq!(stderr(&out), "");
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("hello there"), "{}", out.stdout);
+    assert_eq!(out.stderr, "");
     let out = run(&env, &["-q", "reply", "again"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("again"), "{}", stdout(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("again"), "{}", out.stdout);
 }
 
 #[test]
@@ -161,7 +151,7 @@ fn aliases_with_digits_work_after_chat() {
     );
     for alias in ["qwen3", "llama3", "phi4"] {
         let out = run(&env, &["chat", alias, "hi"]);
-        assert_eq!(out.status.code(), Some(0), "{alias}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{alias}: {}", out.stderr);
         assert_eq!(env.calls().last().map(String::as_str), Some("claude"));
         assert_eq!(env.stdin_text("claude"), "hi", "{alias}");
     }
@@ -170,16 +160,15 @@ fn aliases_with_digits_work_after_chat() {
         .ai()
         .env("ZHIPU_API_KEY", "test-key-not-real")
         .args(["--dry-run", "chat", "glm5", "hi"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("glm-5"), "{}", stdout(&out));
+        .run();
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("glm-5"), "{}", out.stdout);
     // An existing chat of that name still wins.
     let out = run(&env, &["chat", "new", "echo", "--name", "phi4"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}", out.stderr);
     let before = env.calls().len();
     let out = run(&env, &["chat", "phi4", "hello"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
     assert_eq!(
         env.calls().len(),
         before,
@@ -187,15 +176,15 @@ fn aliases_with_digits_work_after_chat() {
     );
     // An ID-shaped word that is neither a chat nor an alias is still not found.
     let out = run(&env, &["chat", "Z9Z", "hi"]);
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", out.stderr);
 }
 
 #[test]
 fn an_unknown_first_word_without_a_default_names_the_word() {
     let env = Env::new();
     let out = run(&env, &["nosuchmodelzz", "x"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    let err = out.stderr;
     assert!(
         err.contains("'nosuchmodelzz' is not a known model"),
         "{err}"
@@ -203,7 +192,7 @@ fn an_unknown_first_word_without_a_default_names_the_word() {
     assert!(err.contains("ai default"), "{err}");
     // Close aliases are offered.
     let out = run(&env, &["sonnnet", "explain", "this"]);
-    let err = stderr(&out);
+    let err = out.stderr;
     assert_ne!(out.status.code(), Some(0));
     assert!(err.contains("sonnet"), "{err}");
     assert!(env.calls().is_empty());
@@ -222,9 +211,9 @@ fn mode_words_inside_the_prompt_are_prompt_text() {
         (&["sonnet", "yolo", "means"], "yolo means"),
     ] {
         let out = run(&env, args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", out.stderr);
         assert_eq!(env.stdin_text("claude"), prompt, "{args:?}");
-        assert_eq!(stdout(&out), "reply from claude\n", "{args:?}: not a mode");
+        assert_eq!(out.stdout, "reply from claude\n", "{args:?}: not a mode");
         assert!(
             !env.argv("claude")
                 .iter()
@@ -235,15 +224,12 @@ fn mode_words_inside_the_prompt_are_prompt_text() {
     // Before the model, a mode word is a mode.
     env.reply("claude", "```sh\necho hi\n```\n");
     let out = run(&env, &["cmd", "sonnet", "say hi"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "echo hi\n");
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "echo hi\n");
     assert_eq!(
-        stdout(&run(&env, &["sonnet", "--cmd", "say hi"])),
+        run(&env, &["sonnet", "--cmd", "say hi"]).stdout,
         "echo hi\n"
     );
     // After the model, before one quoted prompt: a mode too (it cannot be prompt text there).
-    assert_eq!(
-        stdout(&run(&env, &["sonnet", "cmd", "say hi"])),
-        "echo hi\n"
-    );
+    assert_eq!(run(&env, &["sonnet", "cmd", "say hi"]).stdout, "echo hi\n");
 }

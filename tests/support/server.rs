@@ -210,7 +210,8 @@ impl Drop for Server {
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens.
+/// A port on 127.0.0.1 where nothing listens (one bound and released again), so a connection
+/// is refused at once.
 pub fn closed_port_url() -> String {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = l.local_addr().expect("addr");
