@@ -7,6 +7,7 @@ mod concurrency;
 mod crash;
 mod engine;
 mod grammar;
+mod hostile2;
 mod legacy;
 mod legacy_keep;
 mod listing;

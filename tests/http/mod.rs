@@ -14,3 +14,4 @@ mod ratelimit;
 mod requests;
 mod secrets;
 mod streams;
+mod window_edges;
