@@ -2,7 +2,9 @@
 """Crash torture for chats: many turns, a share of them killed with SIGKILL at a random moment
 (during the backend call, during the append), interleaved with normal turns on the same chats.
 Afterwards every chat must load, hold every completed turn exactly once, each reply right after
-its own prompt, and nothing torn or mixed.
+its own prompt, and nothing torn or mixed. Then rewrites (rename, a new system prompt) of large
+chats are killed part-way: every chat must still load with all its turns, and `chat gc` and
+`chat delete` must leave no hidden copy of a chat behind.
 
     scripts/torture.py                 # 400 turns on 6 chats
     scripts/torture.py --turns 60      # the short version CI runs
@@ -16,6 +18,7 @@ ap.add_argument("--turns", type=int, default=400)
 ap.add_argument("--chats", type=int, default=6)
 ap.add_argument("--parallel", type=int, default=4)
 ap.add_argument("--seed", type=int, default=None)
+ap.add_argument("--rewrites", type=int, default=40)
 args = ap.parse_args()
 seed = args.seed if args.seed is not None else random.randrange(1 << 30)
 rng = random.Random(seed)
@@ -102,13 +105,61 @@ for c in chats:
     ai_run("-q", "chat", c, f"after-{c}")
     completed[c].append(f"after-{c}")
     check(c, "after a normal turn")
+# Rewrites killed part-way. Each chat gets a long turn first, so a rewrite takes long enough for
+# a kill to land in it.
+big = "x" * (4 * 1024 * 1024)
+for c in chats:
+    for k in range(1):
+        subprocess.run([ai, "-q", "chat", c], env=env, input=f"{big}\nbig{k}-{c}",
+                       capture_output=True, text=True)
+# How long one rewrite takes here: the kills aim at its last part, where the copy is written.
+t = time.time()
+ai_run("chat", "rename", chats[0], "calibration")
+span = time.time() - t
+rewritten = 0
+chats_dir = os.path.join(home, "chats")
+copies = set()  # hidden copies seen right after a kill
+for i in range(args.rewrites):
+    c = rng.choice(chats)
+    cmd = ([ai, "-q", "chat", "rename", c, f"title {i}"] if rng.random() < 0.5
+           else [ai, "-q", "--system", f"system {i}", "chat", c, f"after-sys-{i}-{c}"])
+    p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(rng.uniform(0.5 * span, 1.05 * span))
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    rewritten += 1
+    copies.update(f for f in os.listdir(chats_dir) if f.endswith(".tmp"))
+    if p.returncode == 0 and "--system" in cmd:
+        completed[c].append(cmd[-1])
+for c in chats:
+    r = ai_run("chat", "show", c, "--json", check=False)
+    if r.returncode != 0:
+        problems.append(f"after killed rewrites: chat {c} does not load: {r.stderr.strip()}")
+        continue
+    prompts = [m["content"] for m in json.loads(r.stdout)["records"]
+               if m.get("type") == "message" and m.get("role") == "user"]
+    missing = [p for p in completed[c] if p not in prompts]
+    if missing:
+        problems.append(f"after killed rewrites: chat {c}: completed turns missing {missing[:5]}")
+ai_run("chat", "gc", "--older-than", "36500d")
+still = [f for f in os.listdir(chats_dir) if f.endswith(".tmp")]
+if still:
+    problems.append(f"after chat gc: hidden copies remain: {still[:5]}")
+gone = chats[0]
+ai_run("chat", "delete", gone)
+rest = [f for f in os.listdir(chats_dir) if gone.lower() in f.lower()]
+if rest:
+    problems.append(f"after chat delete {gone}: files remain: {rest[:5]}")
 shutil.rmtree(work, ignore_errors=True)
 
 total_done = sum(len(v) for v in completed.values())
 print(f"torture: {args.turns} turns on {args.chats} chats, {killed} killed with SIGKILL, "
-      f"{total_done} completed, {time.time() - started:.1f}s, seed {seed}")
+      f"{total_done} completed; {rewritten} rewrites killed ({len(copies)} left a hidden copy); "
+      f"{time.time() - started:.1f}s, seed {seed}")
 if problems:
     for p in problems[:40]:
         print("torture: " + p)
     sys.exit(1)
-print("torture: ok: every chat loads, every completed turn is there once, nothing torn or mixed")
+print("torture: ok: every chat loads, every completed turn is there once, nothing torn or mixed, "
+      "no hidden copy left")
