@@ -5,107 +5,11 @@ use std::collections::BTreeMap;
 use crate::config::{AliasTarget, Config};
 use crate::error::{Error, Result};
 
-/// The Python tool's default aliases (alias, provider, model), plus `echo`.
-pub(crate) const BUILTIN: &[(&str, &str, &str)] = &[
-    // Claude Code
-    ("claude", "claude", "sonnet"),
-    ("haiku", "claude", "haiku"),
-    ("sonnet", "claude", "sonnet"),
-    ("opus", "claude", "opus"),
-    ("opus-m", "claude", "opus@medium"),
-    ("opus-h", "claude", "opus@high"),
-    // Codex CLI
-    ("codex", "codex", "gpt-5.3-codex"),
-    ("codex-m", "codex", "gpt-5.3-codex@medium"),
-    ("codex-h", "codex", "gpt-5.3-codex@high"),
-    ("codex-xh", "codex", "gpt-5.3-codex@xhigh"),
-    ("gpt", "codex", "gpt-5.2"),
-    ("codex-max", "codex", "gpt-5.1-codex-max"),
-    ("codex-mini", "codex", "gpt-5.1-codex-mini"),
-    // Gemini CLI
-    ("gemini", "gemini", "gemini-3-flash-preview"),
-    ("pro", "gemini", "gemini-3-pro-preview"),
-    ("flash", "gemini", "gemini-3-flash-preview"),
-    ("pro-2.5", "gemini", "gemini-2.5-pro"),
-    ("flash-2.5", "gemini", "gemini-2.5-flash"),
-    ("flash-lite", "gemini", "gemini-2.5-flash-lite"),
-    // Qwen Code
-    ("qwen", "qwen", "coder-model"),
-    ("qwen-vision", "qwen", "vision-model"),
-    // Ollama (local)
-    ("ollama", "ollama", "llama3"),
-    // GLM (Zhipu AI)
-    ("glm", "glm", "glm-5"),
-    ("glm5", "glm", "glm-5"),
-    ("glm4", "glm", "glm-4.7"),
-    ("glm-air", "glm", "glm-4.5-air"),
-    // OpenRouter, free models
-    ("mimo", "openrouter", "xiaomi/mimo-v2-flash:free"),
-    ("olmo", "openrouter", "allenai/olmo-3.1-32b-think:free"),
-    (
-        "deepseek",
-        "openrouter",
-        "nex-agi/deepseek-v3.1-nex-n1:free",
-    ),
-    (
-        "chimera",
-        "openrouter",
-        "tngtech/deepseek-r1t2-chimera:free",
-    ),
-    ("devstral", "openrouter", "mistralai/devstral-2512:free"),
-    ("oss", "openrouter", "openai/gpt-oss-120b:free"),
-    // No AI at all: replies with an account of what it received.
-    ("echo", "echo", "echo"),
-];
+pub(crate) use crate::builtin::BUILTIN;
 
-/// The backend CLIs `ai` knows how to drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cli {
-    Claude,
-    Codex,
-    Gemini,
-    Qwen,
-    Ollama,
-}
-
-impl Cli {
-    pub(crate) const ALL: [Cli; 5] = [Cli::Claude, Cli::Codex, Cli::Gemini, Cli::Qwen, Cli::Ollama];
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Cli::Claude => "claude",
-            Cli::Codex => "codex",
-            Cli::Gemini => "gemini",
-            Cli::Qwen => "qwen",
-            Cli::Ollama => "ollama",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Cli> {
-        Cli::ALL.into_iter().find(|c| c.name() == name)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Provider {
-    Cli(Cli),
-    /// A CLI declared under `backends` in config.
-    Custom(String),
-    /// An HTTP API (built in, or declared under "providers" in config).
-    Http(String),
-    Echo,
-}
+pub(crate) use crate::target::{Cli, Provider, Route};
 
 impl Provider {
-    pub(crate) fn name(&self) -> &str {
-        match self {
-            Provider::Cli(c) => c.name(),
-            Provider::Custom(n) => n,
-            Provider::Http(n) => n,
-            Provider::Echo => "echo",
-        }
-    }
-
     /// Resolve a provider name; custom backends in config win over built-in names.
     pub(crate) fn lookup(name: &str, config: &Config) -> Option<Provider> {
         if config.backends.contains_key(name) {
@@ -120,17 +24,6 @@ impl Provider {
         crate::backend::http::provider::exists(name, config)
             .then(|| Provider::Http(name.to_owned()))
     }
-}
-
-/// Where a prompt goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Route {
-    /// What the user typed (`sonnet`, `claude:opus`, `opus@high`).
-    pub(crate) label: String,
-    pub(crate) provider: Provider,
-    pub(crate) model: String,
-    /// `@effort` suffix, for the CLIs that take one.
-    pub(crate) effort: Option<String>,
 }
 
 /// All aliases visible now: built-ins, overridden and extended by config.
@@ -176,7 +69,10 @@ fn split_effort(model: &str) -> (String, Option<String>) {
 ///
 /// Accepted: an alias, `alias@effort`, `provider:model`, `provider:model@effort`.
 pub(crate) fn resolve(word: &str, config: &Config) -> Result<Option<Route>> {
-    if word.is_empty() || word.chars().any(char::is_whitespace) || crate::cli::is_reserved(word) {
+    if word.is_empty()
+        || word.chars().any(char::is_whitespace)
+        || crate::reserved::is_reserved(word)
+    {
         return Ok(None);
     }
     let (base, effort_suffix) = split_effort(word);

@@ -8,11 +8,11 @@ use crate::backend::{self, Request, transcript};
 use crate::chat::record::{self, Record, Role as DiskRole, SummaryRec};
 use crate::chat::store::Chat;
 use crate::chat::window;
-use crate::cli::Modes;
 use crate::conversation::{Message, Part, Role};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::output::Sink;
+use crate::target::Modes;
 
 /// Exchanges kept out of the summary by default.
 pub(crate) const DEFAULT_KEEP: u64 = 4;

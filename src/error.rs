@@ -11,7 +11,6 @@ pub(crate) mod code {
     pub(crate) const CONFIG: i32 = 3;
     pub(crate) const NOT_FOUND: i32 = 4;
     pub(crate) const BUSY: i32 = 75;
-    pub(crate) const INTERRUPTED: i32 = 130;
 }
 
 #[derive(Debug)]

@@ -5,7 +5,9 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod alias;
+mod args;
 mod backend;
+mod builtin;
 mod call;
 mod chat;
 mod cli;
@@ -23,11 +25,13 @@ mod input;
 mod modes;
 mod output;
 mod present;
+mod reserved;
 mod route;
 mod sanitize;
 mod serve;
 mod several;
 mod signal;
+mod target;
 mod turn;
 
 use clap::Parser;

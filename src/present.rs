@@ -4,9 +4,9 @@ use serde::Serialize;
 
 use crate::alias::Route;
 use crate::chat::record::Usage;
-use crate::cli::Modes;
 use crate::error::{Error, Result};
 use crate::output::{self, Ui};
+use crate::target::Modes;
 
 /// How a reply reaches the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -134,7 +134,8 @@ pub(crate) fn interrupted() -> bool {
 /// a backend reported the interruption itself).
 pub(crate) fn exit_code() -> i32 {
     match SIGNAL.load(Ordering::SeqCst) {
-        0 => crate::error::code::INTERRUPTED,
+        // Ctrl+C: 128 + SIGINT, the code shells report (the error module maps Interrupted here).
+        0 => 130,
         sig => 128 + sig,
     }
 }

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::Request;
-use crate::alias::{Cli, Provider};
 use crate::config::{Config, CustomBackend, PromptVia};
 use crate::error::{Error, Result};
+use crate::target::{Cli, Provider};
 
 /// Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN).
 pub(crate) const MAX_ARG: usize = 128 * 1024;

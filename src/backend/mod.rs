@@ -10,11 +10,11 @@ pub(crate) mod transcript;
 
 use std::time::Duration;
 
-use crate::alias::{Provider, Route};
-use crate::cli::Modes;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::output::{Sink, Ui};
+use crate::target::Modes;
+use crate::target::{Provider, Route};
 
 use crate::conversation::{Message, Part};
 

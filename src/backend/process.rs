@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use super::cli::Invocation;
 use super::{End, Outcome};
-use crate::alias::Cli;
 use crate::error::Error;
 use crate::output::{MAX_REPLY, Sink, sanitize};
 use crate::signal::{self, ChildGroup};
+use crate::target::Cli;
 
 /// How long output pipes may stay open after the backend itself has exited.
 const LINGER: Duration = Duration::from_millis(500);

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-use super::tables::option_span;
+use crate::reserved::option_span;
 
 /// Marks a hidden prompt argument (see [`protect_prompts`]).
 const HIDDEN: &str = "\u{1}ai-prompt-";
@@ -74,7 +74,7 @@ pub(crate) fn hoist_options(args: Vec<OsString>) -> Vec<OsString> {
         return args;
     };
     let mut out = vec![program.clone()];
-    out.extend(hoist(super::tables::command(), Vec::new(), rest));
+    out.extend(hoist(crate::reserved::command(), Vec::new(), rest));
     out
 }
 

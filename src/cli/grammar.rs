@@ -10,18 +10,9 @@ use crate::alias::{self, Route};
 use crate::config::Config;
 use crate::error::{Error, Result};
 
-use super::tables::{MODE_WORDS, is_chat_action, is_command, is_reserved};
+use crate::reserved::{MODE_WORDS, is_chat_action, is_command, is_reserved};
 
-/// Mode words (`json`, `yolo`, …) and their flags.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Modes {
-    pub(crate) json: bool,
-    pub(crate) yolo: bool,
-    /// `cmd`: the reply is one shell command.
-    pub(crate) cmd: bool,
-    /// `run`: as `cmd`, then run it.
-    pub(crate) run: bool,
-}
+pub(crate) use crate::target::Modes;
 
 /// Which command the words came with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 
 mod atomic;
 mod check;
+pub(crate) mod providers;
 pub(crate) use atomic::{create_temp, remove_stale_temps, write_atomic, write_atomic_unsynced};
 
 /// Default per-call timeout: 20 minutes, as the Python tool had.
@@ -152,7 +153,7 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
 
 /// One `providers` entry: what `backend::http::provider::resolve` will read, checked now.
 fn check_provider(v: &Value, path: &str) -> check::Checked<()> {
-    use crate::backend::http::provider::ProviderConfig;
+    use providers::ProviderConfig;
     if !v.is_object() {
         return Err(format!(
             "{path}: expected an object, found {}",

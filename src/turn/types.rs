@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use crate::alias::Route;
-use crate::cli::Modes;
 use crate::error::{Error, Result};
 use crate::present::{Done, Present};
+use crate::target::Modes;
 
 /// What one turn sends, and where its answer goes.
 pub(crate) struct Turn {

@@ -119,7 +119,7 @@ fn build(p: &Resolved, req: &Request<'_>) -> Built {
 }
 
 /// Check a provider's settings and key, before a chat or a pending prompt is written.
-pub(crate) fn check(route: &crate::alias::Route, config: &Config) -> Result<()> {
+pub(crate) fn check(route: &crate::target::Route, config: &Config) -> Result<()> {
     let env = Env::load(config);
     let p = provider::resolve(route.provider.name(), config, &env)?;
     key_present(&p, config)

@@ -5,21 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::config::Config;
+pub(crate) use crate::config::providers::{Protocol, ProviderConfig};
 use crate::error::{Error, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Protocol {
-    #[serde(alias = "openai-compatible", alias = "compat")]
-    Openai,
-    Azure,
-    Anthropic,
-    Gemini,
-    Ollama,
-}
 
 struct Builtin {
     name: &'static str,
@@ -95,29 +83,6 @@ const BUILTINS: &[Builtin] = &[
 /// Names of the built-in HTTP providers.
 pub(crate) fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTINS.iter().map(|b| b.name)
-}
-
-/// One entry of config `"providers"`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ProviderConfig {
-    pub(crate) protocol: Option<Protocol>,
-    pub(crate) base_url: Option<String>,
-    /// Name of the environment variable holding the key.
-    pub(crate) api_key_env: Option<String>,
-    /// The key itself, best written `${VAR}`.
-    pub(crate) api_key: Option<String>,
-    #[serde(default)]
-    pub(crate) headers: BTreeMap<String, String>,
-    pub(crate) max_tokens: Option<u64>,
-    pub(crate) max_tokens_field: Option<String>,
-    /// Azure `api-version`.
-    pub(crate) api_version: Option<String>,
-    pub(crate) retries: Option<u32>,
-    /// Seconds.
-    pub(crate) timeout: Option<f64>,
-    pub(crate) max_requests_per_minute: Option<u32>,
-    pub(crate) stream: Option<bool>,
 }
 
 /// Config `"providers"`, parsed.

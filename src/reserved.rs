@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use clap::CommandFactory;
 
-use super::args::Cli;
+use crate::args::Cli;
 
 /// The mode words of the positional grammar. Each is also a flag (`--json`, …) of a call; a
 /// unit test checks that.

@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::alias;
-
 /// One short command for every AI model.
 ///
 /// `ai MODEL "prompt"` sends a prompt to a model by its short alias and prints the reply.
@@ -315,7 +313,7 @@ impl clap::builder::TypedValueParser for WordParser {
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         Some(Box::new(
-            alias::BUILTIN
+            crate::builtin::BUILTIN
                 .iter()
                 .map(|(a, _, _)| clap::builder::PossibleValue::new(*a)),
         ))
