@@ -9,10 +9,13 @@
 //!   carriage return cannot overwrite a line that was shown.
 //! - Invisible format characters — bidi controls (U+202A–U+202E, U+2066–U+2069, U+200E/F,
 //!   U+061C), zero-width characters, tags (U+E0000 block), all of Unicode's Cf category, the
-//!   line and paragraph separators and the Hangul fillers — are *shown*, as `\u{202e}`:
-//!   dropping them would hide that the text held them, and keeping them lets text read
-//!   differently from what it is. The one exception is a zero-width joiner right after a
-//!   non-ASCII character, which joins emoji (👩‍💻) and cannot disguise ASCII text.
+//!   line and paragraph separators, the Hangul fillers and the variation selectors — are
+//!   *shown*, as `\u{202e}`: dropping them would hide that the text held them, and keeping them
+//!   lets text read differently from what it is. The one exception is a zero-width joiner or
+//!   an emoji presentation selector right after a non-ASCII character, which join emoji (👩‍💻,
+//!   ❤️) and cannot disguise ASCII text.
+//! - A control string (OSC, DCS, …) that is not terminated by the end of its line or within
+//!   4096 characters ends there, and the text after it is shown.
 //!
 //! [`Cleaner`] keeps its state between pieces, so a stream can be cleaned chunk by chunk even when
 //! an escape sequence or a UTF-8 character is split across chunks.
@@ -44,7 +47,16 @@ pub(crate) fn is_invisible(c: char) -> bool {
         | '\u{e0020}'..='\u{e007f}'
         | '\u{115f}'..='\u{1160}'
         | '\u{3164}'
-        | '\u{ffa0}')
+        | '\u{ffa0}'
+        // Variation selectors (category Mn, but invisible, and a common way to smuggle text).
+        | '\u{fe00}'..='\u{fe0f}'
+        | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Invisible characters that are kept right after a non-ASCII character, where they serve
+/// emoji and scripts: the zero-width joiner (👩‍💻) and the text/emoji presentation selectors.
+fn joins(c: char) -> bool {
+    matches!(c, '\u{200d}' | '\u{fe0e}' | '\u{fe0f}')
 }
 
 /// `\u{202e}`: how an invisible character is shown.
@@ -74,7 +86,14 @@ pub(crate) struct Cleaner {
     partial: Vec<u8>,
     /// The last character shown was non-ASCII (a zero-width joiner after it is kept).
     after_wide: bool,
+    /// Characters inside the current OSC/DCS/… string.
+    in_string: usize,
 }
+
+/// An OSC/DCS/… string longer than this, or one that reaches a newline, was never going to be
+/// terminated: what follows is shown as text again, so an unterminated string cannot hide the
+/// rest of a reply.
+const MAX_STRING: usize = 4096;
 
 impl Cleaner {
     pub(crate) fn new() -> Cleaner {
@@ -82,6 +101,7 @@ impl Cleaner {
             state: State::Text,
             partial: Vec::new(),
             after_wide: false,
+            in_string: 0,
         }
     }
 
@@ -142,7 +162,10 @@ impl Cleaner {
             State::Escape => {
                 self.state = match c {
                     '[' => State::Csi,
-                    ']' | 'P' | '_' | '^' | 'X' => State::String,
+                    ']' | 'P' | '_' | '^' | 'X' => {
+                        self.in_string = 0;
+                        State::String
+                    }
                     // A two-character escape (ESC c, ESC 7, …): dropped with its ESC.
                     _ => State::Text,
                 }
@@ -160,7 +183,16 @@ impl Cleaner {
             State::String => match c {
                 '\x07' | '\u{9c}' => self.state = State::Text,
                 '\x1b' => self.state = State::StringEscape,
-                _ => {}
+                '\n' => {
+                    self.state = State::Text;
+                    self.text(c, out);
+                }
+                _ => {
+                    self.in_string += 1;
+                    if self.in_string > MAX_STRING {
+                        self.state = State::Text;
+                    }
+                }
             },
             State::StringEscape => {
                 if c == '\\' {
@@ -181,7 +213,7 @@ impl Cleaner {
                 self.after_wide = false;
             }
             c if c.is_control() => {}
-            '\u{200d}' if self.after_wide => out.push(c),
+            c if joins(c) && self.after_wide => out.push(c),
             c if is_invisible(c) => {
                 visible(c, out);
                 self.after_wide = false;
@@ -207,7 +239,7 @@ pub(crate) fn sanitize(text: &str) -> String {
 /// than newline and tab, or an invisible format character (zero-width joiners included)?
 pub(crate) fn has_hidden(text: &str) -> bool {
     text.chars()
-        .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_invisible(c) || c == '\u{200d}')
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_invisible(c) || joins(c))
 }
 
 /// Every character of `text` that a terminal would not show as it is, spelled out (`\e`, `\r`,
@@ -220,7 +252,7 @@ pub(crate) fn spell_out(text: &str) -> String {
             '\x1b' => out.push_str("\\e"),
             '\r' => out.push_str("\\r"),
             c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c if is_invisible(c) || c == '\u{200d}' => visible(c, &mut out),
+            c if is_invisible(c) || joins(c) => visible(c, &mut out),
             c => out.push(c),
         }
     }
@@ -230,6 +262,32 @@ pub(crate) fn spell_out(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unterminated_string_cannot_hide_the_rest() {
+        // Ends at the line's end: the next line is shown.
+        assert_eq!(
+            sanitize("a\x1b]0;title never ends\nsecret part"),
+            "a\nsecret part"
+        );
+        // Or after 4096 characters.
+        let long = format!("b\x1b]8;;{}visible", "u".repeat(4097));
+        assert!(sanitize(&long).ends_with("visible"), "{}", sanitize(&long));
+        // A terminated one is dropped whole, as before.
+        assert_eq!(sanitize("c\x1b]0;t\x07d"), "cd");
+    }
+
+    #[test]
+    fn variation_selectors_are_shown_unless_they_serve_an_emoji() {
+        assert_eq!(sanitize("\u{2764}\u{fe0f}"), "\u{2764}\u{fe0f}");
+        assert_eq!(sanitize("ls\u{fe0f}"), "ls\\u{fe0f}");
+        assert_eq!(sanitize("a\u{e0101}b"), "a\\u{e0101}b");
+        assert!(has_hidden("rm\u{fe00} -rf"));
+        assert!(
+            has_hidden("\u{2764}\u{fe0f}"),
+            "a command holds no emoji selector unseen"
+        );
+    }
 
     /// Every kind of sequence, and what a terminal should get instead.
     const CASES: &[(&str, &str)] = &[

@@ -72,3 +72,6 @@ pub(crate) struct Modes {
     /// `run`: as `cmd`, then run it.
     pub(crate) run: bool,
 }
+
+/// How a model is asked for JSON (the `json` word) where its API has no switch for it.
+pub(crate) const JSON_ASK: &str = "Answer with one valid JSON value and nothing else.";

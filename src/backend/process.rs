@@ -38,15 +38,10 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
         Err(e) => return failed(String::new(), spawn_error(inv, &e)),
     };
     let group = ChildGroup::register(child.id());
-    // A Ctrl+C that came before the group was registered (the turn defers signals from its
-    // start) stops the backend now.
-    if signal::interrupted() {
-        signal::terminate_group(child.id() as i32);
-    }
     // Stops the backend's whole group should `ai` die without doing it (dropped, and so stood
     // down, when this function returns).
     #[cfg(target_os = "linux")]
-    let _reaper = super::reaper::Reaper::watch(child.id());
+    let reaper = super::reaper::Reaper::watch(child.id());
     let pid = child.id() as i32;
     let timed_out = AtomicBool::new(false);
     let mut received: Vec<u8> = Vec::new();
@@ -142,6 +137,10 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
         drop(done_tx);
         (status, stderr)
     });
+    // The backend has been waited for: stand the reaper down before its group ID can be
+    // reused by anyone else.
+    #[cfg(target_os = "linux")]
+    drop(reaper);
     drop(group);
 
     // The bytes themselves when they are UTF-8: no copy of a large reply.

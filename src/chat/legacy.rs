@@ -224,6 +224,7 @@ fn message(role: Role, m: LegacyMessage, turn: u64, origin: &Origin, created: &s
         interrupted: false,
         sources: Vec::new(),
         empty: false,
+        replaces: None,
     })
 }
 

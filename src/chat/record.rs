@@ -83,6 +83,10 @@ pub(crate) struct MessageRec {
     /// The backend answered with nothing at all (assistant messages).
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) empty: bool,
+    /// The turn this one resends (`ai chat retry` of a reply cut short or empty; user
+    /// messages): that turn stays on disk and is never sent again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) replaces: Option<u64>,
 }
 
 /// A prompt whose turn failed: kept so nothing typed is lost, and `ai chat retry` resends it.

@@ -41,9 +41,18 @@ impl Entry<'_> {
 }
 
 /// The records that make up the conversation, oldest first, after turn `after` (the latest
-/// summary stands for those up to it). It starts at a user message: anything before the first
-/// one (only an edited file has that) has no exchange to belong to.
+/// summary stands for those up to it), less the turns a retry resent. It starts at a user
+/// message: anything before the first one (only an edited file has that) has no exchange to
+/// belong to.
 pub(crate) fn history(records: &[Record], after: u64) -> Vec<Entry<'_>> {
+    // Turns that a retry resent: the resend stands for them.
+    let replaced: Vec<u64> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Message(m) => m.replaces,
+            _ => None,
+        })
+        .collect();
     let mut entries: Vec<Entry<'_>> = records
         .iter()
         .filter_map(|r| match r {
@@ -51,7 +60,7 @@ pub(crate) fn history(records: &[Record], after: u64) -> Vec<Entry<'_>> {
             Record::Round(x) => Some(Entry::Round(x)),
             _ => None,
         })
-        .filter(|e| e.turn().is_none_or(|t| t > after))
+        .filter(|e| e.turn().is_none_or(|t| t > after && !replaced.contains(&t)))
         .collect();
     let first_user = entries
         .iter()
@@ -212,6 +221,7 @@ mod tests {
             interrupted: false,
             sources: Vec::new(),
             empty: false,
+            replaces: None,
         })
     }
 

@@ -19,7 +19,7 @@ pub(crate) use types::{Finished, Kind, Options, Target, Turn};
 
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::present::Done;
+use crate::present::{Done, Present};
 
 /// One turn of a chat: open → prompt → send → persist. `None` after `--dry-run`.
 pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind: Kind) -> Finished {
@@ -45,6 +45,21 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
         Ok(p) => p,
         Err(e) => {
             let chat = opened.chat.as_ref().map(|c| c.id.clone());
+            // Refused by the overflow policy, or compaction failed: the prompt may have been
+            // kept in the chat; stderr ends with its footer, as after any failed turn.
+            let e = match &chat {
+                Some(id) if opened.turn.present != Present::Collect && !opts.dry_run => {
+                    if !matches!(e, Error::Interrupted) {
+                        crate::output::print_error(&e);
+                    }
+                    ctx.ui.notice(&format!("[chat: {id}]"));
+                    match e {
+                        Error::Interrupted => Error::Interrupted,
+                        e => Error::Exit(e.exit_code()),
+                    }
+                }
+                _ => e,
+            };
             return Finished {
                 result: Err(e),
                 chat,

@@ -108,6 +108,7 @@ pub(super) fn finish(
                 interrupted: false,
                 sources: Vec::new(),
                 empty: false,
+                replaces: opened.supersedes,
             }),
             Record::Message(MessageRec {
                 role: Role::Assistant,
@@ -121,6 +122,7 @@ pub(super) fn finish(
                 interrupted,
                 sources: Vec::new(),
                 empty,
+                replaces: None,
             }),
         ]
     };

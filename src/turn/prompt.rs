@@ -5,7 +5,7 @@
 
 use super::open::Opened;
 use super::pending;
-use super::types::Options;
+use super::types::{Kind, Options};
 use crate::alias::Provider;
 use crate::chat::window;
 use crate::compact;
@@ -46,16 +46,13 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
     let route = opened.route.clone();
     // The prompt is held once: it moves into the new message at the end of this step.
     let prompt = std::mem::take(&mut opened.turn.prompt);
-    let chat_system: Option<String> = match opened.chat.as_mut() {
+    // A new system prompt for an existing chat is written once the turn is known to go ahead
+    // (after the overflow policy), so a refused turn changes nothing.
+    let mut new_system = false;
+    let chat_system: Option<String> = match opened.chat.as_ref() {
         Some(c) => match &opts.system {
             Some(new) => {
-                if c.header.system.as_deref() != Some(new.as_str()) && !opts.dry_run {
-                    let mut header = c.header.clone();
-                    header.system = Some(new.clone());
-                    c.rewrite_header(header)?;
-                    ctx.ui
-                        .notice(&format!("ai: chat {}: system prompt changed", c.id));
-                }
+                new_system = c.header.system.as_deref() != Some(new.as_str()) && !opts.dry_run;
                 Some(new.clone())
             }
             None => c.header.system.clone(),
@@ -65,6 +62,8 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             .clone()
             .or_else(|| ctx.config.chat.system.clone()),
     };
+    // A failed resend of a pending prompt must not add a copy of it.
+    let keep_pending = !(opened.kind == Kind::Retry && opened.supersedes.is_none());
     let system = instructed(chat_system.clone(), opened);
 
     // The model's context caps the window; a long history gets a warning, or the chat's
@@ -91,7 +90,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                         "summarize it (ai chat compact {id}) and resend with ai chat retry {id}, or start a new chat",
                         id = c.id
                     ));
-                    if !opts.dry_run {
+                    if !opts.dry_run && keep_pending {
                         pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
                     }
                     return Err(e);
@@ -119,7 +118,9 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                         }
                     });
                     if let Err(e) = compacted {
-                        pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                        if keep_pending {
+                            pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                        }
                         return Err(e);
                     }
                 }
@@ -128,6 +129,13 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         }
     }
 
+    if new_system && let Some(c) = opened.chat.as_mut() {
+        let mut header = c.header.clone();
+        header.system = chat_system.clone();
+        c.rewrite_header(header)?;
+        ctx.ui
+            .notice(&format!("ai: chat {}: system prompt changed", c.id));
+    }
     let new = Message::text(Role::User, prompt);
     let Some(chat) = opened.chat.as_ref() else {
         return Ok(Prepared {
@@ -219,7 +227,7 @@ fn instructed(system: Option<String>, opened: &Opened) -> Option<String> {
             Provider::Cli(c) if *c != crate::alias::Cli::Ollama
         ) || matches!(&opened.route.provider, Provider::Custom(_));
         if cli {
-            asks.push(JSON_ASK.to_owned());
+            asks.push(crate::target::JSON_ASK.to_owned());
         }
     }
     let mut out = system;
@@ -231,5 +239,3 @@ fn instructed(system: Option<String>, opened: &Opened) -> Option<String> {
     }
     out
 }
-
-const JSON_ASK: &str = "Answer with one valid JSON value and nothing else.";

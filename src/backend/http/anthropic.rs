@@ -105,7 +105,7 @@ fn role(r: Role) -> &'static str {
 pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
     let mut system = req.system.map(str::to_owned);
     if req.modes.json {
-        let ask = "Answer with one valid JSON value and nothing else.";
+        let ask = crate::target::JSON_ASK;
         system = Some(match system {
             Some(s) => format!("{s}\n\n{ask}"),
             None => ask.to_owned(),
