@@ -565,7 +565,10 @@ fn hint_for(inv: &Invocation<'_>, status: ExitStatus, own: &str) -> String {
             "gemini's own settings are invalid: check ~/.gemini/settings.json".to_owned()
         }
         (Some(cli), _)
-            if lower.contains("login") || lower.contains("log in") || lower.contains("auth") =>
+            if lower.contains("login")
+                || lower.contains("log in")
+                || lower.contains("auth")
+                || lower.contains(" 401 ") =>
         {
             format!("log in: run `{}` once in a terminal", cli.name())
         }
