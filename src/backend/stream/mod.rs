@@ -2,9 +2,10 @@
 //! over JSON lines. Text deltas go to the sink as they arrive; usage, cost and the CLI's own
 //! error message are kept for the outcome. Unknown event types are ignored.
 //!
-//! Plain text where JSON was asked (the first non-blank line is not a JSON object) switches the
-//! decoder to plain mode: the rest of stdout is held, not streamed (it may be an error message,
-//! as claude's are), and becomes the reply if the CLI exits 0.
+//! Plain text where JSON was asked is caught before this (by `process.rs`, on the first byte
+//! that is not white space) and read as plain text. A first line that starts like JSON but is
+//! not switches the decoder to plain mode: the rest of stdout is held, not streamed, and becomes
+//! the reply if the CLI exits 0.
 
 mod claude;
 mod codex;
