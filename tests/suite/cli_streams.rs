@@ -476,3 +476,85 @@ printf '%s\n%s\n' '{rest}' '{end}'"#,
         );
     }
 }
+
+#[test]
+fn a_line_past_the_limit_stops_the_cli() {
+    let env = Env::empty();
+    std::fs::write(env.path("mib"), vec![b'q'; 1024 * 1024]).unwrap();
+    env.fake(
+        "codex",
+        &format!(
+            r#""$CAT" > /dev/null
+printf '{{"type":"item.completed","item":{{"type":"agent_message","text":"'
+i=0
+while [ $i -lt 11 ]; do "$CAT" '{big}'; i=$((i+1)); done
+: > '{done}'"#,
+            big = env.path("mib").display(),
+            done = env.path("finished").display()
+        ),
+    );
+    let out = env.run(&["codex", "hi"]).code(1);
+    assert!(
+        out.error()
+            .contains("a line of codex's output is longer than 9 MiB"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "");
+    assert!(
+        !env.path("finished").exists(),
+        "the backend was not stopped"
+    );
+}
+
+#[test]
+fn a_streamed_reply_past_8_mib_stops_the_cli() {
+    let env = Env::empty();
+    let line = format!(
+        "{{\"type\":\"stream_event\",\"event\":{{\"type\":\"content_block_delta\",\"delta\":{{\"type\":\"text_delta\",\"text\":\"{}\"}}}}}}\n",
+        "q".repeat(1024 * 1024)
+    );
+    std::fs::write(env.path("delta"), line).unwrap();
+    env.fake(
+        "claude",
+        &format!(
+            r#""$CAT" > /dev/null
+i=0
+while [ $i -lt 10 ]; do "$CAT" '{delta}'; i=$((i+1)); done
+: > '{done}'"#,
+            delta = env.path("delta").display(),
+            done = env.path("finished").display()
+        ),
+    );
+    let out = env.run(&["sonnet", "hi"]).code(1);
+    assert!(out.error().contains("longer than 8 MiB"), "{}", out.stderr);
+    assert!(out.stdout.len() <= 9 * 1024 * 1024, "{}", out.stdout.len());
+    assert!(
+        !env.path("finished").exists(),
+        "the backend was not stopped"
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_the_streamed_text() {
+    let env = Env::echo();
+    env.fake(
+        "claude",
+        r#""$CAT" > /dev/null
+printf '%s\n' '{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"partial answer"}}}'
+echo $$ > "$FAKE_STATE/claude.pid"
+i=0
+while [ ! -e "$FAKE_STATE/release" ] && [ $i -lt 1200 ]; do "$SLEEP" 0.05; i=$((i+1)); done
+printf '%s\n' '{"type":"result","is_error":false,"result":"partial answer"}'"#,
+    );
+    let id = env.start("one");
+    let p = env.spawn(&["chat", &id, "sonnet", "tell me everything"]);
+    env.wait_started("claude");
+    crate::support::signal(p.pid(), libc::SIGINT);
+    let out = p.wait().code(130);
+    assert_eq!(out.stdout.trim_end(), "partial answer");
+    let msgs = env.messages(&id);
+    let reply = msgs.last().unwrap();
+    assert_eq!(reply["content"], "partial answer");
+    assert_eq!(reply["interrupted"], true);
+}

@@ -107,7 +107,7 @@ impl Claude {
         st: &mut State,
         out: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
-        let Some(env) = typed::<Envelope>(v.clone()) else {
+        let Some(env) = typed::<Envelope>(&v) else {
             return Ok(());
         };
         // Events of a subagent (a tool call's own conversation) are not the reply.
@@ -120,13 +120,13 @@ impl Claude {
         }
         match env.kind.as_str() {
             "stream_event" => {
-                let Some(ev) = typed::<StreamEvent>(v) else {
+                let Some(ev) = typed::<StreamEvent>(&v) else {
                     return Ok(());
                 };
                 self.stream_event(ev.event, st, out)
             }
             "result" => {
-                let Some(r) = typed::<ResultEvent>(v) else {
+                let Some(r) = typed::<ResultEvent>(&v) else {
                     return Ok(());
                 };
                 self.result(r, st, out)

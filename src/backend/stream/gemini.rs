@@ -51,7 +51,7 @@ impl Gemini {
         st: &mut State,
         out: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
-        let Some(ev) = typed::<Event>(v) else {
+        let Some(ev) = typed::<Event>(&v) else {
             return Ok(());
         };
         match ev.kind.as_str() {

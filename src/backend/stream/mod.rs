@@ -243,8 +243,8 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 }
 
 /// Deserialize a typed view of an event, ignoring one that does not fit.
-fn typed<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Option<T> {
-    serde_json::from_value(v).ok()
+fn typed<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<T> {
+    T::deserialize(v).ok()
 }
 
 #[cfg(test)]
