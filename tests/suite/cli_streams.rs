@@ -343,6 +343,25 @@ echo 'old codex answer'"#,
         "{}",
         out.stderr
     );
+
+    // gemini (yargs) that knows -o but not stream-json.
+    let env = Env::empty();
+    env.fake(
+        "gemini",
+        r#""$CAT" > /dev/null
+case " $* " in
+  *" stream-json "*) printf 'Invalid values:\n  Argument: output-format, Given: "stream-json", Choices: "text", "json"\n' >&2; exit 1 ;;
+esac
+echo 'old gemini answer'"#,
+    );
+    let out = env.run(&["gemini", "why"]).success();
+    assert_eq!(out.stdout, "old gemini answer\n");
+    assert!(
+        out.stderr
+            .contains("gemini does not accept `-o stream-json`"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -209,3 +209,44 @@ fn lines_are_bounded() {
     assert_eq!(got, vec![b"0123456789".to_vec()]);
     assert!(lines.push(b"cdefghijk", &mut |_| Ok(())).is_err());
 }
+
+#[test]
+fn separate_blocks_of_text_are_separated_by_a_blank_line() {
+    let start = "{\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_start\",\"content_block\":{\"type\":\"text\"}}}\n";
+    let delta = |t: &str| {
+        format!(
+            "{{\"type\":\"stream_event\",\"event\":{{\"type\":\"content_block_delta\",\"delta\":{{\"type\":\"text_delta\",\"text\":\"{t}\"}}}}}}\n"
+        )
+    };
+    let input = format!(
+        "{start}{}{start}{}{{\"type\":\"result\",\"is_error\":false}}\n",
+        delta("Let me look."),
+        delta("Found it.")
+    );
+    let (out, _) = decode(Format::ClaudeStream, &input);
+    assert_eq!(out, "Let me look.\n\nFound it.");
+    let gem = |t: &str| {
+        format!(
+            "{{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"{t}\",\"delta\":true}}\n"
+        )
+    };
+    let input = format!(
+        "{}{}{{\"type\":\"tool_use\"}}\n{{\"type\":\"tool_result\"}}\n{}{{\"type\":\"result\",\"status\":\"success\"}}\n",
+        gem("Let me "),
+        gem("look."),
+        gem("Found it.")
+    );
+    let (out, d) = decode(Format::GeminiStream, &input);
+    assert_eq!(out, "Let me look.\n\nFound it.");
+    assert!(d.finished && d.error.is_none());
+}
+
+#[test]
+fn a_carriage_return_before_the_newline_is_dropped() {
+    let (out, d) = decode(
+        Format::CodexJson,
+        "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"hi\"}}\r\n{\"type\":\"turn.completed\"}\r\n",
+    );
+    assert_eq!(out, "hi");
+    assert!(d.finished);
+}
