@@ -8,6 +8,8 @@ mod support;
 
 #[path = "suite/backends.rs"]
 mod backends;
+#[path = "suite/cli_streams.rs"]
+mod cli_streams;
 #[path = "suite/commands.rs"]
 mod commands;
 #[path = "suite/completions.rs"]

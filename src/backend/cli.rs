@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::Request;
+use super::stream::Format;
 use crate::config::{Config, CustomBackend, PromptVia};
 use crate::error::{Error, Result};
 use crate::target::{Cli, Provider};
@@ -25,10 +26,43 @@ pub(crate) struct Invocation<'a> {
     pub(crate) stdin: Option<Cow<'a, str>>,
     /// Hold stdout until a successful exit: for CLIs that print their errors on stdout.
     pub(crate) hold_stdout: bool,
+    /// How its stdout is read: plain text, or one of the CLIs' JSON streams.
+    pub(crate) output: Format,
+    /// The arguments without the structured-output flags, for a CLI too old to know them.
+    pub(crate) plain_args: Option<Vec<String>>,
     pub(crate) cli: Option<Cli>,
     pub(crate) install_hint: Option<String>,
     /// Things worth a notice (an ignored `@effort`).
     pub(crate) notes: Vec<String>,
+}
+
+/// Each CLI's structured output: its format, the flags that ask for it, and the version it
+/// was recorded with (known to have them).
+pub(crate) fn stream_flags(cli: Cli) -> Option<(Format, &'static [&'static str], &'static str)> {
+    match cli {
+        Cli::Claude => Some((
+            Format::ClaudeStream,
+            &[
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages",
+            ],
+            "Claude Code 2.1.330",
+        )),
+        Cli::Codex => Some((Format::CodexJson, &["--json"], "Codex CLI 0.169.0")),
+        Cli::Gemini => Some((
+            Format::GeminiStream,
+            &["-o", "stream-json"],
+            "Gemini CLI 0.61.0",
+        )),
+        Cli::Qwen => Some((
+            Format::QwenStream,
+            &["-o", "stream-json", "--include-partial-messages"],
+            "Qwen Code 0.24.4",
+        )),
+        Cli::Ollama => None,
+    }
 }
 
 /// How to install each CLI, for the "not installed" hint.
@@ -102,22 +136,35 @@ fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<
         }
     }
     // The `json` word asks the model for JSON: ollama has a switch for it; the others are
-    // asked in the system prompt. Their own JSON envelopes (claude --output-format json, …)
-    // would be stored as the reply and resent as history, so they are never asked for here.
+    // asked in the system prompt. Their own one-object JSON envelopes (claude --output-format
+    // json, …) would be stored as the reply; the event streams asked for below are read by ai.
     if modes.json && cli == Cli::Ollama {
         args.extend(s(&["--format", "json"]));
     }
+    // The structured stream: text deltas, usage, and the CLI's own error message.
+    let mut plain_args = None;
+    let mut output = Format::Text;
+    if let Some((format, flags, _)) = stream_flags(cli) {
+        plain_args = Some(args.clone());
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        output = format;
+    }
     if cli == Cli::Codex {
         args.push("-".into());
+        if let Some(p) = plain_args.as_mut() {
+            p.push("-".into());
+        }
     }
     Invocation {
         name: cli.name().to_owned(),
         program: cli.name().to_owned(),
         args,
         stdin: Some(prompt),
-        // claude prints auth and API errors on stdout (exit 1); in text mode it prints the
-        // answer when done anyway, so holding its stdout costs no streaming.
-        hold_stdout: cli == Cli::Claude,
+        // In plain text, claude prints auth and API errors on stdout (exit 1), and its answer
+        // only when done: its stdout is held (see [`Invocation::plain`]).
+        hold_stdout: false,
+        output,
+        plain_args,
         cli: Some(cli),
         install_hint: Some(install_hint(cli).to_owned()),
         notes,
@@ -176,13 +223,32 @@ fn custom<'a>(
         args,
         stdin,
         hold_stdout: false,
+        output: spec.output,
+        plain_args: None,
         cli: None,
         install_hint: spec.install.clone(),
         notes,
     })
 }
 
-impl Invocation<'_> {
+impl<'a> Invocation<'a> {
+    /// The same call in plain text, for a CLI too old for its structured-output flags.
+    pub(crate) fn plain(&self) -> Option<Invocation<'a>> {
+        let args = self.plain_args.clone()?;
+        Some(Invocation {
+            name: self.name.clone(),
+            program: self.program.clone(),
+            args,
+            stdin: self.stdin.clone(),
+            hold_stdout: self.cli == Some(Cli::Claude),
+            output: Format::Text,
+            plain_args: None,
+            cli: self.cli,
+            install_hint: self.install_hint.clone(),
+            notes: Vec::new(),
+        })
+    }
+
     /// The `--dry-run` account: program (resolved on PATH), arguments, and the prompt.
     pub(crate) fn describe(&self) -> String {
         let found = find_program(&self.program);

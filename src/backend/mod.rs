@@ -6,6 +6,7 @@ pub(crate) mod http;
 pub(crate) mod process;
 #[cfg(target_os = "linux")]
 pub(crate) mod reaper;
+pub(crate) mod stream;
 pub(crate) mod transcript;
 
 use std::time::Duration;
@@ -88,7 +89,9 @@ pub(crate) fn send(
             for note in &inv.notes {
                 ui.warn(note);
             }
-            Ok(process::run(&inv, req.timeout, sink))
+            Ok(process::run_with(&inv, req.timeout, sink, &mut |m| {
+                ui.warn(m)
+            }))
         }
         Provider::Http(_) => http::send(req, config, sink, ui, req.no_wait),
     }

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::cli::Invocation;
+use super::stream::{self, Decoded, Decoder, Lines};
 use super::{End, Outcome};
 use crate::error::Error;
 use crate::output::{MAX_REPLY, Sink, sanitize};
@@ -22,6 +23,41 @@ const LINGER: Duration = Duration::from_millis(500);
 const STDERR_KEEP: usize = 64 * 1024;
 
 pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> Outcome {
+    run_with(inv, timeout, sink, &mut |_| {})
+}
+
+/// Run a backend; one too old for its structured-output flags (it rejects them, says so, and
+/// prints nothing else) is run again in plain text, after a one-line `notice`.
+pub(crate) fn run_with(
+    inv: &Invocation<'_>,
+    timeout: Duration,
+    sink: &mut dyn Sink,
+    notice: &mut dyn FnMut(&str),
+) -> Outcome {
+    let (outcome, rejected) = run_once(inv, timeout, sink);
+    if rejected
+        && let Some(plain) = inv.plain()
+        && let Some(cli) = inv.cli
+    {
+        let flags: Vec<&str> = inv
+            .args
+            .iter()
+            .filter(|a| !plain.args.contains(a))
+            .map(String::as_str)
+            .collect();
+        let known = super::cli::stream_flags(cli).map_or("", |(_, _, v)| v);
+        notice(&format!(
+            "{} does not accept `{}`: answering in plain text, without token usage; update it to stream with usage ({known} has these flags)",
+            inv.name,
+            flags.join(" "),
+        ));
+        return run_once(&plain, timeout, sink).0;
+    }
+    outcome
+}
+
+/// One run; `true` when the CLI rejected its structured-output flags.
+fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Outcome, bool) {
     let mut cmd = Command::new(&inv.program);
     cmd.args(&inv.args)
         .stdin(if inv.stdin.is_some() {
@@ -35,7 +71,7 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
     stop_with_parent(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return failed(String::new(), spawn_error(inv, &e)),
+        Err(e) => return (failed(String::new(), spawn_error(inv, &e)), false),
     };
     let group = ChildGroup::register(child.id());
     // Stops the backend's whole group should `ai` die without doing it (dropped, and so stood
@@ -49,6 +85,18 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
     let mut read_error: Option<std::io::Error> = None;
     // The reply is held whole (to be saved in the chat): past MAX_REPLY the backend is stopped.
     let mut too_long = false;
+    // A JSON stream: read line by line, its text deltas sent on as they come.
+    let mut decoder = Decoder::new(inv.output);
+    let mut mode = if decoder.is_some() {
+        Mode::Undecided
+    } else {
+        Mode::Plain
+    };
+    // Plain text is held when the CLI prints its errors on stdout: claude, in text mode and
+    // when it prints plain text where JSON was asked.
+    let hold = inv.hold_stdout || inv.output == stream::Format::ClaudeStream;
+    let mut lines = Lines::new(stream::MAX_LINE);
+    let mut line_too_long = false;
 
     let (status, stderr) = std::thread::scope(|scope| {
         if let (Some(text), Some(mut pipe)) = (inv.stdin.as_deref(), child.stdin.take()) {
@@ -106,15 +154,46 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
                 match out.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        if received.len() + n > MAX_REPLY {
+                        // Asked for JSON: the first byte that is not white space tells
+                        // whether it came (`{`) or plain text did.
+                        let owned;
+                        let data: &[u8] = if mode == Mode::Undecided {
+                            received.extend_from_slice(&buf[..n]);
+                            match received.iter().find(|b| !b.is_ascii_whitespace()) {
+                                None if received.len() > MAX_REPLY => {
+                                    too_long = true;
+                                    signal::terminate_group(pid);
+                                    break;
+                                }
+                                None => continue,
+                                Some(b'{') => mode = Mode::Json,
+                                Some(_) => mode = Mode::Plain,
+                            }
+                            owned = std::mem::take(&mut received);
+                            &owned
+                        } else {
+                            &buf[..n]
+                        };
+                        if let (Mode::Json, Some(dec)) = (mode, decoder.as_mut()) {
+                            let pushed = lines.push(data, &mut |line| {
+                                dec.line(line, &mut |text| sink.chunk(text.as_bytes()))
+                            });
+                            match pushed {
+                                Ok(Ok(())) if dec.text_len() > MAX_REPLY => too_long = true,
+                                Ok(Ok(())) => continue,
+                                Ok(Err(e)) => sink_error = Some(e),
+                                Err(stream::LineTooLong) => line_too_long = true,
+                            }
+                            signal::terminate_group(pid);
+                            break;
+                        }
+                        if received.len() + data.len() > MAX_REPLY {
                             too_long = true;
                             signal::terminate_group(pid);
                             break;
                         }
-                        received.extend_from_slice(&buf[..n]);
-                        if !inv.hold_stdout
-                            && let Err(e) = sink.chunk(&buf[..n])
-                        {
+                        received.extend_from_slice(data);
+                        if !hold && let Err(e) = sink.chunk(data) {
                             sink_error = Some(e);
                             signal::terminate_group(pid);
                             break;
@@ -143,68 +222,260 @@ pub(crate) fn run(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) 
     drop(reaper);
     drop(group);
 
-    // The bytes themselves when they are UTF-8: no copy of a large reply.
-    let text = String::from_utf8(received)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    let received = text.as_bytes();
-    if let Some(e) = sink_error {
-        return failed(text, e);
+    if let (Mode::Json | Mode::Undecided, Some(dec)) = (mode, decoder) {
+        return finish_stream(
+            inv,
+            dec,
+            lines,
+            sink,
+            sink_error,
+            Ended {
+                too_long,
+                line_too_long,
+                timed_out: timed_out.load(Ordering::SeqCst),
+                timeout,
+                status,
+                read_error,
+                stderr,
+            },
+        );
     }
-    if too_long {
-        let e = Error::backend(format!(
+    finish_text(
+        inv,
+        received,
+        hold,
+        sink,
+        sink_error,
+        Ended {
+            too_long,
+            line_too_long,
+            timed_out: timed_out.load(Ordering::SeqCst),
+            timeout,
+            status,
+            read_error,
+            stderr,
+        },
+    )
+}
+
+/// What a CLI asked for JSON has printed so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Only white space yet.
+    Undecided,
+    /// JSON lines.
+    Json,
+    /// Plain text (asked for, or printed where JSON was asked).
+    Plain,
+}
+
+/// How the child's run ended, for the outcome.
+struct Ended {
+    too_long: bool,
+    line_too_long: bool,
+    timed_out: bool,
+    timeout: Duration,
+    status: std::io::Result<ExitStatus>,
+    read_error: Option<std::io::Error>,
+    stderr: Vec<u8>,
+}
+
+/// The ends every run shares (in this order): the reply too long, Ctrl+C, the time limit, a
+/// lost child, a failed read. Otherwise the exit status.
+fn common_end(inv: &Invocation<'_>, e: Ended) -> std::result::Result<(ExitStatus, Vec<u8>), End> {
+    if e.too_long {
+        let err = Error::backend(format!(
             "the reply of {} is longer than {} MiB, the most ai keeps; it was stopped",
             inv.name,
             MAX_REPLY >> 20
         ))
         .hint("ask for a shorter answer, or for it in parts");
-        return failed(text, e);
+        return Err(End::Failed(err));
+    }
+    if e.line_too_long {
+        let err = Error::backend(format!(
+            "a line of {}'s output is longer than {} MiB; it was stopped",
+            inv.name,
+            stream::MAX_LINE >> 20
+        ))
+        .hint("ask for a shorter answer, or for it in parts");
+        return Err(End::Failed(err));
     }
     if signal::interrupted() {
-        return Outcome {
-            text,
-            end: End::Interrupted,
-            usage: None,
-        };
+        return Err(End::Interrupted);
     }
-    if timed_out.load(Ordering::SeqCst) {
-        let e = Error::backend(format!(
+    if e.timed_out {
+        let err = Error::backend(format!(
             "{} did not finish within {}; it was stopped",
             inv.name,
-            crate::fmt::human_duration(timeout)
+            crate::fmt::human_duration(e.timeout)
         ))
         .hint("allow longer with --timeout SECS, or \"timeout\" (seconds) in config.json");
-        return failed(text, e);
+        return Err(End::Failed(err));
     }
-    let status = match status {
+    let status = e
+        .status
+        .map_err(|err| End::Failed(Error::backend(format!("lost track of {}: {err}", inv.name))))?;
+    if let Some(err) = e.read_error {
+        return Err(End::Failed(Error::backend(format!(
+            "cannot read the reply of {}: {err}",
+            inv.name
+        ))));
+    }
+    Ok((status, e.stderr))
+}
+
+/// A JSON stream's outcome: the CLI's own error wins, then the exit code; a stream that
+/// stopped before its final event is an error that keeps the text.
+fn finish_stream(
+    inv: &Invocation<'_>,
+    mut dec: Decoder,
+    lines: Lines,
+    sink: &mut dyn Sink,
+    mut sink_error: Option<Error>,
+    ended: Ended,
+) -> (Outcome, bool) {
+    // The last line, if it had no newline, and what a held block turns out to be.
+    let d: Decoded = if sink_error.is_none() && !ended.line_too_long && !ended.too_long {
+        let mut emit = |text: &str| sink.chunk(text.as_bytes());
+        let rest = lines.rest();
+        let r = if rest.is_empty() {
+            Ok(())
+        } else {
+            dec.line(&rest, &mut emit)
+        };
+        let (d, r) = match r {
+            Ok(()) => dec.finish(&mut emit),
+            Err(e) => (dec.finish(&mut |_| Ok(())).0, Err(e)),
+        };
+        if let Err(e) = r {
+            sink_error = Some(e);
+        }
+        d
+    } else {
+        dec.finish(&mut |_| Ok(())).0
+    };
+    let usage = d.usage.clone();
+    let out = |text: String, end: End| Outcome {
+        text,
+        end,
+        usage: usage.clone(),
+    };
+    if let Some(e) = sink_error {
+        return (out(d.text, End::Failed(e)), false);
+    }
+    let (status, stderr) = match common_end(inv, ended) {
         Ok(s) => s,
-        Err(e) => {
-            return failed(
+        Err(end) => return (out(d.text, end), false),
+    };
+    if let Some(msg) = &d.error {
+        return (out(d.text, End::Failed(own_error(inv, status, msg))), false);
+    }
+    let plain = d.plain.unwrap_or_default();
+    if !status.success() {
+        let rejected = !d.saw_json && rejects_flags(inv, &stderr, plain.as_bytes());
+        let e = exit_error(inv, status, &stderr, plain.as_bytes());
+        return (out(d.text, End::Failed(e)), rejected);
+    }
+    if !d.saw_json {
+        // Plain text where JSON was asked, and a successful exit: that text is the reply.
+        if let Err(e) = sink.chunk(plain.as_bytes()) {
+            return (out(plain, End::Failed(e)), false);
+        }
+        return (out(plain, End::Complete), false);
+    }
+    if !d.finished {
+        let e = Error::backend(format!(
+            "{}'s output stopped before its final event: the reply may be incomplete",
+            inv.name
+        ))
+        .hint("`ai --dry-run …` prints the exact command, to try it by hand");
+        return (out(d.text, End::Failed(e)), false);
+    }
+    (out(d.text, End::Complete), false)
+}
+
+/// Plain text: stdout is the reply (held until a successful exit for `hold_stdout`).
+fn finish_text(
+    inv: &Invocation<'_>,
+    received: Vec<u8>,
+    hold: bool,
+    sink: &mut dyn Sink,
+    sink_error: Option<Error>,
+    ended: Ended,
+) -> (Outcome, bool) {
+    // The bytes themselves when they are UTF-8: no copy of a large reply.
+    let text = String::from_utf8(received)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let received = text.as_bytes();
+    if let Some(e) = sink_error {
+        return (failed(text, e), false);
+    }
+    let (status, stderr) = match common_end(inv, ended) {
+        Ok(s) => s,
+        Err(end) => {
+            let o = Outcome {
                 text,
-                Error::backend(format!("lost track of {}: {e}", inv.name)),
-            );
+                end,
+                usage: None,
+            };
+            return (o, false);
         }
     };
-    if let Some(e) = read_error {
-        return failed(
-            text,
-            Error::backend(format!("cannot read the reply of {}: {e}", inv.name)),
-        );
-    }
     if !status.success() {
+        let rejected = rejects_flags(inv, &stderr, received);
         let e = exit_error(inv, status, &stderr, received);
         // Held stdout of a failed CLI is its error message (claude), not a partial reply.
-        return failed(if inv.hold_stdout { String::new() } else { text }, e);
+        return (failed(if hold { String::new() } else { text }, e), rejected);
     }
-    if inv.hold_stdout
-        && let Err(e) = sink.chunk(received)
-    {
-        return failed(text, e);
+    if hold && let Err(e) = sink.chunk(received) {
+        return (failed(text, e), false);
     }
-    Outcome {
+    let o = Outcome {
         text,
         end: End::Complete,
         usage: None,
-    }
+    };
+    (o, false)
+}
+
+/// The CLI rejected the structured-output flags it was given: an older version.
+fn rejects_flags(inv: &Invocation<'_>, stderr: &[u8], stdout: &[u8]) -> bool {
+    let Some(plain) = &inv.plain_args else {
+        return false;
+    };
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(stderr),
+        String::from_utf8_lossy(stdout)
+    )
+    .to_lowercase();
+    let complains = [
+        "unknown option",
+        "unknown argument",
+        "unexpected argument",
+        "unrecognized option",
+        "unrecognized argument",
+        "invalid value",
+        "unknown flag",
+    ]
+    .iter()
+    .any(|c| said.contains(c));
+    complains
+        && inv
+            .args
+            .iter()
+            .filter(|a| !plain.contains(a))
+            .map(|a| a.trim_start_matches('-'))
+            .filter(|a| a.len() > 2)
+            .any(|a| said.contains(a))
+}
+
+/// The CLI's own error message, with the hint its words or exit code call for.
+fn own_error(inv: &Invocation<'_>, status: ExitStatus, msg: &str) -> Error {
+    let msg = sanitize(msg.trim());
+    let hint = hint_for(inv, status, &msg);
+    Error::backend(format!("{} failed: {msg}", inv.name)).hint(hint)
 }
 
 /// The backend has its own process group, so signals that end `ai` without its handler
@@ -279,8 +550,13 @@ fn exit_error(inv: &Invocation<'_>, status: ExitStatus, stderr: &[u8], stdout: &
         ),
         None => format!("{} failed ({how}) and printed nothing", inv.name),
     };
-    let lower = own.unwrap_or_default().to_lowercase();
-    let hint = match (inv.cli, status.code()) {
+    Error::backend(msg).hint(hint_for(inv, status, &own.unwrap_or_default()))
+}
+
+/// A hint from a CLI's exit code or words.
+fn hint_for(inv: &Invocation<'_>, status: ExitStatus, own: &str) -> String {
+    let lower = own.to_lowercase();
+    match (inv.cli, status.code()) {
         (Some(Cli::Gemini), Some(41)) => {
             "log in: run `gemini` once, or set GEMINI_API_KEY".to_owned()
         }
@@ -288,7 +564,10 @@ fn exit_error(inv: &Invocation<'_>, status: ExitStatus, stderr: &[u8], stdout: &
             "gemini's own settings are invalid: check ~/.gemini/settings.json".to_owned()
         }
         (Some(cli), _)
-            if lower.contains("login") || lower.contains("log in") || lower.contains("auth") =>
+            if lower.contains("login")
+                || lower.contains("log in")
+                || lower.contains("auth")
+                || lower.contains(" 401 ") =>
         {
             format!("log in: run `{}` once in a terminal", cli.name())
         }
@@ -296,8 +575,7 @@ fn exit_error(inv: &Invocation<'_>, status: ExitStatus, stderr: &[u8], stdout: &
             "pull the model first: ollama pull MODEL (`ollama list` shows what is there)".to_owned()
         }
         _ => "`ai --dry-run …` prints the exact command, to try it by hand".to_owned(),
-    };
-    Error::backend(msg).hint(hint)
+    }
 }
 
 /// The last few non-empty lines of a child's output, cleaned of control sequences.

@@ -32,13 +32,16 @@ pub(crate) enum Role {
     Assistant,
 }
 
-/// Token counts reported by a provider.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+/// Token counts (and, where a CLI reports it, the cost) reported by a provider.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) input: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output: Option<u64>,
+    /// What the call cost in US dollars, as the backend reported it (claude).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cost_usd: Option<f64>,
 }
 
 /// Who answered: enough to route the next turn the same way.

@@ -243,6 +243,9 @@ struct Stats {
     /// Token counts reported by providers, summed.
     usage_input: u64,
     usage_output: u64,
+    /// Cost in US dollars, summed over the turns whose backend reported one (claude).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
     /// Messages per model (the alias they were sent with).
     models: std::collections::BTreeMap<String, usize>,
     summaries: usize,
@@ -250,6 +253,16 @@ struct Stats {
     rounds: usize,
     pending: usize,
     interrupted: usize,
+}
+
+impl Stats {
+    fn add_usage(&mut self, u: &crate::chat::record::Usage) {
+        self.usage_input += u.input.unwrap_or(0);
+        self.usage_output += u.output.unwrap_or(0);
+        if let Some(c) = u.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+            *self.cost_usd.get_or_insert(0.0) += c;
+        }
+    }
 }
 
 /// `ai chat show ID --stats`.
@@ -273,8 +286,7 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
                 }
                 st.turns = st.turns.max(m.turn.unwrap_or(0));
                 if let Some(u) = &m.usage {
-                    st.usage_input += u.input.unwrap_or(0);
-                    st.usage_output += u.output.unwrap_or(0);
+                    st.add_usage(u);
                 }
                 if m.role == Role::Assistant {
                     let who = m
@@ -298,8 +310,7 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
                     in_full += est;
                 }
                 if let Some(u) = &x.usage {
-                    st.usage_input += u.input.unwrap_or(0);
-                    st.usage_output += u.output.unwrap_or(0);
+                    st.add_usage(u);
                 }
             }
             Record::Pending(_) => {}
@@ -323,7 +334,7 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
     let text = format!(
         "chat {}\nmessages: {} in {} turns ({} interrupted, {} prompts waiting for retry)\n\
          estimated tokens: {} on disk, {} in a full send{}\n\
-         provider-reported usage: {} in, {} out\nmodels: {}\n",
+         provider-reported usage: {} in, {} out{}\nmodels: {}\n",
         st.id,
         st.messages,
         st.turns,
@@ -342,6 +353,10 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
         },
         st.usage_input,
         st.usage_output,
+        match st.cost_usd {
+            Some(c) => format!(", ${c:.4} reported cost"),
+            None => String::new(),
+        },
         if models.is_empty() {
             "-".to_owned()
         } else {

@@ -259,6 +259,8 @@ fn ollama_models() -> std::result::Result<Vec<String>, String> {
         args: vec!["list".into()],
         stdin: None,
         hold_stdout: false,
+        output: crate::backend::stream::Format::Text,
+        plain_args: None,
         cli: Some(Cli::Ollama),
         install_hint: None,
         notes: Vec::new(),

@@ -103,6 +103,10 @@ pub(crate) struct CustomBackend {
     /// Install hint shown when the program is missing.
     #[serde(default)]
     pub(crate) install: Option<String>,
+    /// How its stdout is read: `text` (default), `claude-stream`, `codex-json`,
+    /// `gemini-stream` or `qwen-stream` (the flags that ask for it go in `args`).
+    #[serde(default)]
+    pub(crate) output: crate::backend::stream::Format,
 }
 
 /// The typed view of the keys `ai` reads (see [`read_known`]). Everything else stays in

@@ -207,7 +207,10 @@ fn the_json_word_asks_a_cli_for_json_not_for_its_envelope() {
     env.fake("claude", CLAUDE);
     env.run(&["json", "sonnet", "three colours"]).success();
     let args = fs::read_to_string(env.state.join("args")).unwrap();
-    assert!(!args.contains("--output-format"), "{args}");
+    // Its stream of events is read by ai (the reply is the text in it), never its one JSON
+    // envelope, which would be stored as the reply.
+    assert!(!args.contains("--output-format json"), "{args}");
+    assert!(args.contains("--output-format stream-json"), "{args}");
     let sent = stdin_of(&env, 0);
     assert!(sent.contains("Answer with one valid JSON value"), "{sent}");
     assert!(sent.contains("three colours"), "{sent}");

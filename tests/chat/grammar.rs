@@ -113,7 +113,10 @@ fn a_model_named_for_one_turn_gets_the_history_and_then_stays() {
     assert_eq!(out.stdout, "claude reply\n");
     assert_eq!(out.chat_id(), id);
     let calls = std::fs::read_to_string(env.state.join("claude.calls")).unwrap();
-    assert_eq!(calls, "--print --model sonnet\n");
+    assert_eq!(
+        calls,
+        "--print --model sonnet --output-format stream-json --verbose --include-partial-messages\n"
+    );
     // claude got the whole conversation as one transcript, the new prompt last.
     let sent = std::fs::read_to_string(env.state.join("claude.stdin.1")).unwrap();
     let t = transcript(&sent);

@@ -30,41 +30,120 @@ fn builtin_aliases() {
         &env,
         &["sonnet"],
         "claude",
-        &["--print", "--model", "sonnet"],
+        &[
+            "--print",
+            "--model",
+            "sonnet",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     check(
         &env,
         &["claude"],
         "claude",
-        &["--print", "--model", "sonnet"],
+        &[
+            "--print",
+            "--model",
+            "sonnet",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
-    check(&env, &["haiku"], "claude", &["--print", "--model", "haiku"]);
-    check(&env, &["opus"], "claude", &["--print", "--model", "opus"]);
+    check(
+        &env,
+        &["haiku"],
+        "claude",
+        &[
+            "--print",
+            "--model",
+            "haiku",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
+    );
+    check(
+        &env,
+        &["opus"],
+        "claude",
+        &[
+            "--print",
+            "--model",
+            "opus",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
+    );
     check(
         &env,
         &["codex"],
         "codex",
-        &["exec", "--skip-git-repo-check", "-m", "gpt-5.3-codex", "-"],
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "-m",
+            "gpt-5.3-codex",
+            "--json",
+            "-",
+        ],
     );
     check(
         &env,
         &["gpt"],
         "codex",
-        &["exec", "--skip-git-repo-check", "-m", "gpt-5.2", "-"],
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "-m",
+            "gpt-5.2",
+            "--json",
+            "-",
+        ],
     );
     check(
         &env,
         &["gemini"],
         "gemini",
-        &["--skip-trust", "-m", "gemini-3-flash-preview"],
+        &[
+            "--skip-trust",
+            "-m",
+            "gemini-3-flash-preview",
+            "-o",
+            "stream-json",
+        ],
     );
     check(
         &env,
         &["pro"],
         "gemini",
-        &["--skip-trust", "-m", "gemini-3-pro-preview"],
+        &[
+            "--skip-trust",
+            "-m",
+            "gemini-3-pro-preview",
+            "-o",
+            "stream-json",
+        ],
     );
-    check(&env, &["qwen"], "qwen", &["-m", "coder-model"]);
+    check(
+        &env,
+        &["qwen"],
+        "qwen",
+        &[
+            "-m",
+            "coder-model",
+            "-o",
+            "stream-json",
+            "--include-partial-messages",
+        ],
+    );
     check(&env, &["ollama"], "ollama", &["run", "llama3"]);
 }
 
@@ -75,19 +154,49 @@ fn effort() {
         &env,
         &["opus-h"],
         "claude",
-        &["--print", "--model", "opus", "--effort", "high"],
+        &[
+            "--print",
+            "--model",
+            "opus",
+            "--effort",
+            "high",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     check(
         &env,
         &["opus-m"],
         "claude",
-        &["--print", "--model", "opus", "--effort", "medium"],
+        &[
+            "--print",
+            "--model",
+            "opus",
+            "--effort",
+            "medium",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     check(
         &env,
         &["sonnet@low"],
         "claude",
-        &["--print", "--model", "sonnet", "--effort", "low"],
+        &[
+            "--print",
+            "--model",
+            "sonnet",
+            "--effort",
+            "low",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     check(
         &env,
@@ -100,6 +209,7 @@ fn effort() {
             "gpt-5.3-codex",
             "-c",
             "model_reasoning_effort=\"xhigh\"",
+            "--json",
             "-",
         ],
     );
@@ -114,6 +224,7 @@ fn effort() {
             "gpt-5.3-codex",
             "-c",
             "model_reasoning_effort=\"high\"",
+            "--json",
             "-",
         ],
     );
@@ -126,13 +237,31 @@ fn provider_model_syntax() {
         &env,
         &["claude:opus@low"],
         "claude",
-        &["--print", "--model", "opus", "--effort", "low"],
+        &[
+            "--print",
+            "--model",
+            "opus",
+            "--effort",
+            "low",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     check(
         &env,
         &["claude:claude-sonnet-4-5"],
         "claude",
-        &["--print", "--model", "claude-sonnet-4-5"],
+        &[
+            "--print",
+            "--model",
+            "claude-sonnet-4-5",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ],
     );
     check(&env, &["ollama:qwen3"], "ollama", &["run", "qwen3"]);
     check(
@@ -152,6 +281,7 @@ fn provider_model_syntax() {
             "gpt-5.2",
             "-c",
             "model_reasoning_effort=\"high\"",
+            "--json",
             "-",
         ],
     );
@@ -159,13 +289,19 @@ fn provider_model_syntax() {
         &env,
         &["gemini:gemini-2.5-pro"],
         "gemini",
-        &["--skip-trust", "-m", "gemini-2.5-pro"],
+        &["--skip-trust", "-m", "gemini-2.5-pro", "-o", "stream-json"],
     );
     check(
         &env,
         &["qwen:vision-model"],
         "qwen",
-        &["-m", "vision-model"],
+        &[
+            "-m",
+            "vision-model",
+            "-o",
+            "stream-json",
+            "--include-partial-messages",
+        ],
     );
 }
 
@@ -176,7 +312,7 @@ fn effort_without_an_option_is_ignored_with_a_warning() {
     assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(
         env.argv("gemini"),
-        args(&["--skip-trust", "-m", "gemini-2.5-pro"])
+        args(&["--skip-trust", "-m", "gemini-2.5-pro", "-o", "stream-json"])
     );
     assert!(
         out.stderr
@@ -198,6 +334,10 @@ fn yolo_word_and_flag() {
                 "--model",
                 "sonnet",
                 "--dangerously-skip-permissions",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages",
             ],
         ),
         (
@@ -209,15 +349,34 @@ fn yolo_word_and_flag() {
                 "-m",
                 "gpt-5.3-codex",
                 "--dangerously-bypass-approvals-and-sandbox",
+                "--json",
                 "-",
             ],
         ),
         (
             "gemini",
             "gemini",
-            &["--skip-trust", "-m", "gemini-3-flash-preview", "--yolo"],
+            &[
+                "--skip-trust",
+                "-m",
+                "gemini-3-flash-preview",
+                "--yolo",
+                "-o",
+                "stream-json",
+            ],
         ),
-        ("qwen", "qwen", &["-m", "coder-model", "--yolo"]),
+        (
+            "qwen",
+            "qwen",
+            &[
+                "-m",
+                "coder-model",
+                "--yolo",
+                "-o",
+                "stream-json",
+                "--include-partial-messages",
+            ],
+        ),
     ];
     for (alias, program, expected) in cases {
         check(&env, &["yolo", alias], program, expected);
@@ -270,7 +429,7 @@ fn dry_run_prints_the_command_and_runs_nothing() {
         "{text}"
     );
     assert!(
-        text.contains("command: claude --print --model sonnet\n"),
+        text.contains("command: claude --print --model sonnet --output-format stream-json --verbose --include-partial-messages\n"),
         "{text}"
     );
     assert!(text.contains("stdin: the prompt (11 bytes)\n"), "{text}");
@@ -281,7 +440,7 @@ fn dry_run_prints_the_command_and_runs_nothing() {
     let text = out.stdout;
     assert!(
         text.contains(
-            "command: codex exec --skip-git-repo-check -m gpt-5.3-codex -c 'model_reasoning_effort=\"xhigh\"' -\n"
+            "command: codex exec --skip-git-repo-check -m gpt-5.3-codex -c 'model_reasoning_effort=\"xhigh\"' --json -\n"
         ),
         "{text}"
     );

@@ -219,6 +219,7 @@ fn default_show_set_clear() {
             "gpt-5.3-codex",
             "-c",
             "model_reasoning_effort=\"high\"",
+            "--json",
             "-"
         ])
     );

@@ -56,14 +56,31 @@ fn leading_dash_after_dashdash() {
     let out = env.ai().args(["sonnet", "--", "-rf /"]).run();
     assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "-rf /");
-    assert_eq!(env.argv("claude"), args(&["--print", "--model", "sonnet"]));
+    assert_eq!(
+        env.argv("claude"),
+        args(&[
+            "--print",
+            "--model",
+            "sonnet",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages"
+        ])
+    );
 
     let out = env.ai().args(["gemini", "--", "--version", "-h"]).run();
     assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("gemini"), "--version -h");
     assert_eq!(
         env.argv("gemini"),
-        args(&["--skip-trust", "-m", "gemini-3-flash-preview"])
+        args(&[
+            "--skip-trust",
+            "-m",
+            "gemini-3-flash-preview",
+            "-o",
+            "stream-json"
+        ])
     );
 }
 
@@ -75,13 +92,31 @@ fn subcommand_names_as_prompts() {
     assert_eq!(env.stdin_text("codex"), "help");
     assert_eq!(
         env.argv("codex"),
-        args(&["exec", "--skip-git-repo-check", "-m", "gpt-5.3-codex", "-"])
+        args(&[
+            "exec",
+            "--skip-git-repo-check",
+            "-m",
+            "gpt-5.3-codex",
+            "--json",
+            "-"
+        ])
     );
 
     let out = env.ai().args(["sonnet", "--", "resume"]).run();
     assert!(out.status.success(), "{}", out.stderr);
     assert_eq!(env.stdin_text("claude"), "resume");
-    assert_eq!(env.argv("claude"), args(&["--print", "--model", "sonnet"]));
+    assert_eq!(
+        env.argv("claude"),
+        args(&[
+            "--print",
+            "--model",
+            "sonnet",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages"
+        ])
+    );
 
     // Words that are ai's own commands, models or modes, after --, are prompt text too.
     for words in [
@@ -94,7 +129,18 @@ fn subcommand_names_as_prompts() {
         let out = env.ai().args(["sonnet", "--"]).args(words).run();
         assert!(out.status.success(), "{words:?}: {}", out.stderr);
         assert_eq!(env.stdin_text("claude"), words.join(" "));
-        assert_eq!(env.argv("claude"), args(&["--print", "--model", "sonnet"]));
+        assert_eq!(
+            env.argv("claude"),
+            args(&[
+                "--print",
+                "--model",
+                "sonnet",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-partial-messages"
+            ])
+        );
     }
     assert!(!env.config_path().exists(), "no command ran");
 }

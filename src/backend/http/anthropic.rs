@@ -215,6 +215,7 @@ pub(crate) fn event(state: &mut State, data: &str, out: &mut Vec<Piece>) -> Resu
                 out.push(Piece::Usage(Usage {
                     input: state.input,
                     output: u.output_tokens,
+                    cost_usd: None,
                 }));
             }
         }
@@ -244,6 +245,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let usage = w.usage.map(|u| Usage {
         input: u.input(),
         output: u.output_tokens,
+        cost_usd: None,
     });
     Ok((text, usage))
 }
@@ -270,7 +272,8 @@ mod tests {
             &out[1],
             Piece::Usage(Usage {
                 input: Some(15),
-                output: Some(7)
+                output: Some(7),
+                cost_usd: None
             })
         ));
         assert!(matches!(out[2], Piece::Done));

@@ -247,6 +247,7 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
         out.push(Piece::Usage(Usage {
             input: u.prompt_token_count,
             output: u.candidates_token_count,
+            cost_usd: None,
         }));
     }
     if r.candidates
@@ -274,6 +275,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let usage = r.usage_metadata.as_ref().map(|u| Usage {
         input: u.prompt_token_count,
         output: u.candidates_token_count,
+        cost_usd: None,
     });
     Ok((text_of(&r), usage))
 }

@@ -158,6 +158,7 @@ pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
         out.push(Piece::Usage(Usage {
             input: l.prompt_eval_count,
             output: l.eval_count,
+            cost_usd: None,
         }));
         out.push(Piece::Done);
     }
@@ -173,6 +174,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
     let usage = Some(Usage {
         input: l.prompt_eval_count,
         output: l.eval_count,
+        cost_usd: None,
     });
     Ok((l.message.map(|m| m.content).unwrap_or_default(), usage))
 }

@@ -200,6 +200,7 @@ impl From<WireUsage> for Usage {
         Usage {
             input: u.prompt_tokens,
             output: u.completion_tokens,
+            cost_usd: None,
         }
     }
 }

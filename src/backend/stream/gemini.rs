@@ -1,0 +1,93 @@
+//! gemini `-o stream-json`: `init`, `message` (the assistant's with `delta: true` carry the
+//! text), tool events, and a final `result` with `status` and `stats`.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{State, typed};
+use crate::chat::record::Usage;
+use crate::error::Result;
+
+#[derive(Debug, Default)]
+pub(super) struct Gemini {
+    /// The last event was assistant text (a tool call in between starts a new block).
+    in_text: bool,
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    error: Option<ErrorBody>,
+    #[serde(default)]
+    stats: Option<Stats>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Stats {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
+
+impl Gemini {
+    pub(super) fn event(
+        &mut self,
+        v: Value,
+        st: &mut State,
+        out: &mut dyn FnMut(&str) -> Result<()>,
+    ) -> Result<()> {
+        let Some(ev) = typed::<Event>(&v) else {
+            return Ok(());
+        };
+        match ev.kind.as_str() {
+            "message" if ev.role.as_deref() == Some("assistant") => {
+                if !self.in_text {
+                    st.new_block(out)?;
+                    self.in_text = true;
+                }
+                st.emit(ev.content.as_deref().unwrap_or(""), out)
+            }
+            "message" => Ok(()),
+            "result" => {
+                st.finished = true;
+                if let Some(s) = ev.stats {
+                    st.usage = Some(Usage {
+                        input: s.input_tokens,
+                        output: s.output_tokens,
+                        cost_usd: None,
+                    });
+                }
+                if ev.status.as_deref() != Some("success") {
+                    let msg = ev.error.and_then(|e| e.message);
+                    st.error = Some(msg.filter(|m| !m.trim().is_empty()).unwrap_or_else(|| {
+                        format!(
+                            "it reported status '{}'",
+                            ev.status.as_deref().unwrap_or("none")
+                        )
+                    }));
+                }
+                Ok(())
+            }
+            // A tool call or anything else ends a block of text.
+            _ => {
+                self.in_text = false;
+                Ok(())
+            }
+        }
+    }
+}

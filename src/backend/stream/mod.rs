@@ -1,0 +1,251 @@
+//! The structured output of the agent CLIs: one small interpreter per format, a state machine
+//! over JSON lines. Text deltas go to the sink as they arrive; usage, cost and the CLI's own
+//! error message are kept for the outcome. Unknown event types are ignored.
+//!
+//! Plain text where JSON was asked is caught before this (by `process.rs`, on the first byte
+//! that is not white space) and read as plain text. A first line that starts like JSON but is
+//! not switches the decoder to plain mode: the rest of stdout is held, not streamed, and becomes
+//! the reply if the CLI exits 0.
+
+mod claude;
+mod codex;
+mod gemini;
+
+use serde::Deserialize;
+
+use crate::chat::record::Usage;
+use crate::error::Result;
+use crate::output::MAX_REPLY;
+
+/// The longest line read from a CLI's JSON stream: a claude `result` line holds the whole
+/// reply (and its `assistant` line holds it again), so a little more than the longest reply.
+pub(crate) const MAX_LINE: usize = MAX_REPLY + 1024 * 1024;
+
+/// How a backend's stdout is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Format {
+    /// Stdout is the reply, streamed as it comes.
+    #[default]
+    Text,
+    /// `claude --output-format stream-json --verbose --include-partial-messages`.
+    ClaudeStream,
+    /// `codex exec --json`.
+    CodexJson,
+    /// `gemini -o stream-json`.
+    GeminiStream,
+    /// `qwen -o stream-json --include-partial-messages`.
+    QwenStream,
+}
+
+/// What the interpreters share: the reply so far, usage, the CLI's error, whether the stream
+/// reached its final event.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) text: String,
+    pub(crate) usage: Option<Usage>,
+    /// The CLI's own error message (a `result` with `is_error`, `turn.failed`, …).
+    pub(crate) error: Option<String>,
+    /// The final event (`result`, `turn.completed`/`turn.failed`) was seen.
+    pub(crate) finished: bool,
+}
+
+impl State {
+    /// Append reply text and send it on.
+    fn emit(&mut self, piece: &str, out: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        if piece.is_empty() {
+            return Ok(());
+        }
+        self.text.push_str(piece);
+        out(piece)
+    }
+
+    /// Start a new block of text: separated from earlier text by a blank line.
+    fn new_block(&mut self, out: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        if !self.text.is_empty() && !self.text.ends_with("\n\n") {
+            let sep = if self.text.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            };
+            self.emit(sep, out)?;
+        }
+        Ok(())
+    }
+}
+
+enum Interp {
+    Claude(claude::Claude),
+    Codex(codex::Codex),
+    Gemini(gemini::Gemini),
+}
+
+/// Reads one CLI's stdout, line by line.
+pub(crate) struct Decoder {
+    interp: Interp,
+    state: State,
+    /// The first non-blank line was not JSON: stdout is held as plain text.
+    plain: Option<String>,
+    /// A JSON event was seen.
+    saw_json: bool,
+}
+
+/// What a finished stream gave.
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    pub(crate) text: String,
+    pub(crate) usage: Option<Usage>,
+    pub(crate) error: Option<String>,
+    pub(crate) finished: bool,
+    /// Stdout was plain text, not JSON: held here, not streamed.
+    pub(crate) plain: Option<String>,
+    /// At least one JSON event was read.
+    pub(crate) saw_json: bool,
+}
+
+impl Decoder {
+    /// A decoder for a structured format (`None` for [`Format::Text`]).
+    pub(crate) fn new(format: Format) -> Option<Decoder> {
+        let interp = match format {
+            Format::Text => return None,
+            Format::ClaudeStream => Interp::Claude(claude::Claude::new(false)),
+            Format::QwenStream => Interp::Claude(claude::Claude::new(true)),
+            Format::CodexJson => Interp::Codex(codex::Codex::default()),
+            Format::GeminiStream => Interp::Gemini(gemini::Gemini::default()),
+        };
+        Some(Decoder {
+            interp,
+            state: State::default(),
+            plain: None,
+            saw_json: false,
+        })
+    }
+
+    /// One line of stdout (without its newline). Reply text goes to `out`.
+    pub(crate) fn line(
+        &mut self,
+        line: &[u8],
+        out: &mut dyn FnMut(&str) -> Result<()>,
+    ) -> Result<()> {
+        let text = String::from_utf8_lossy(line);
+        if let Some(plain) = &mut self.plain {
+            plain.push_str(&text);
+            plain.push('\n');
+            return Ok(());
+        }
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Ok(());
+        }
+        if !trimmed.starts_with('{') {
+            if !self.saw_json {
+                self.plain = Some(format!("{text}\n"));
+            }
+            // A stray non-JSON line inside a JSON stream (a warning) is skipped.
+            return Ok(());
+        }
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) else {
+            if !self.saw_json {
+                self.plain = Some(format!("{text}\n"));
+            }
+            return Ok(());
+        };
+        self.saw_json = true;
+        match &mut self.interp {
+            Interp::Claude(c) => c.event(value, &mut self.state, out),
+            Interp::Codex(c) => c.event(value, &mut self.state, out),
+            Interp::Gemini(g) => g.event(value, &mut self.state, out),
+        }
+    }
+
+    /// Length of the reply so far.
+    pub(crate) fn text_len(&self) -> usize {
+        self.state.text.len() + self.plain.as_ref().map_or(0, String::len)
+    }
+
+    /// The end of stdout. A sink error while sending held text comes with what was decoded.
+    pub(crate) fn finish(
+        mut self,
+        out: &mut dyn FnMut(&str) -> Result<()>,
+    ) -> (Decoded, Result<()>) {
+        let r = match &mut self.interp {
+            Interp::Claude(c) => c.finish(&mut self.state, out),
+            _ => Ok(()),
+        };
+        let d = Decoded {
+            text: self.state.text,
+            usage: self.state.usage,
+            error: self.state.error,
+            finished: self.state.finished,
+            plain: self.plain,
+            saw_json: self.saw_json,
+        };
+        (d, r)
+    }
+}
+
+/// Splits bytes into lines, failing on a line longer than `limit`.
+#[derive(Debug)]
+pub(crate) struct Lines {
+    buf: Vec<u8>,
+    limit: usize,
+}
+
+/// A line was longer than the limit.
+#[derive(Debug)]
+pub(crate) struct LineTooLong;
+
+impl Lines {
+    pub(crate) fn new(limit: usize) -> Lines {
+        Lines {
+            buf: Vec::new(),
+            limit,
+        }
+    }
+
+    /// Add bytes; call `each` for every complete line.
+    pub(crate) fn push(
+        &mut self,
+        mut bytes: &[u8],
+        each: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> std::result::Result<Result<()>, LineTooLong> {
+        while let Some(i) = bytes.iter().position(|b| *b == b'\n') {
+            if self.buf.len() + i > self.limit {
+                return Err(LineTooLong);
+            }
+            let r = if self.buf.is_empty() {
+                each(strip_cr(&bytes[..i]))
+            } else {
+                self.buf.extend_from_slice(&bytes[..i]);
+                let line = std::mem::take(&mut self.buf);
+                each(strip_cr(&line))
+            };
+            if r.is_err() {
+                return Ok(r);
+            }
+            bytes = &bytes[i + 1..];
+        }
+        if self.buf.len() + bytes.len() > self.limit {
+            return Err(LineTooLong);
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(Ok(()))
+    }
+
+    /// The last line, if stdout did not end with a newline.
+    pub(crate) fn rest(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Deserialize a typed view of an event, ignoring one that does not fit.
+fn typed<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<T> {
+    T::deserialize(v).ok()
+}
+
+#[cfg(test)]
+mod tests;
