@@ -30,6 +30,8 @@ mod guard;
 mod hostile_bounds;
 #[path = "suite/hostile_signals.rs"]
 mod hostile_signals;
+#[path = "suite/layering.rs"]
+mod layering;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

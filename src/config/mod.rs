@@ -106,7 +106,7 @@ pub(crate) struct CustomBackend {
     /// How its stdout is read: `text` (default), `claude-stream`, `codex-json`,
     /// `gemini-stream` or `qwen-stream` (the flags that ask for it go in `args`).
     #[serde(default)]
-    pub(crate) output: crate::backend::stream::Format,
+    pub(crate) output: providers::Format,
 }
 
 /// The typed view of the keys `ai` reads (see [`read_known`]). Everything else stays in

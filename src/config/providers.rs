@@ -1,5 +1,6 @@
-//! The shape of config `"providers"` entries: read by the HTTP backend, checked when the config
-//! is loaded (so a bad entry fails before anything is written).
+//! The shape of config `"providers"` entries (read by the HTTP backend) and of a custom
+//! backend's output format (read by the CLI backends): checked when the config is loaded, so a
+//! bad entry fails before anything is written.
 
 use std::collections::BTreeMap;
 
@@ -38,4 +39,21 @@ pub(crate) struct ProviderConfig {
     pub(crate) timeout: Option<f64>,
     pub(crate) max_requests_per_minute: Option<u32>,
     pub(crate) stream: Option<bool>,
+}
+
+/// How a backend's stdout is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Format {
+    /// Stdout is the reply, streamed as it comes.
+    #[default]
+    Text,
+    /// `claude --output-format stream-json --verbose --include-partial-messages`.
+    ClaudeStream,
+    /// `codex exec --json`.
+    CodexJson,
+    /// `gemini -o stream-json`.
+    GeminiStream,
+    /// `qwen -o stream-json --include-partial-messages`.
+    QwenStream,
 }

@@ -183,3 +183,73 @@ fn a_new_chat_whose_first_write_fails_is_not_left_behind() {
     assert!(out.stderr.contains("was not saved"), "{out:?}");
     assert!(env.chat_ids().is_empty(), "{:?}", env.chat_ids());
 }
+
+/// An echo chat whose last assistant message says the conversation is huge, so the overflow
+/// policy `fail` refuses every turn; it ends with a pending prompt.
+fn overflowing(env: &Env, id: &str) {
+    env.write_config(r#"{"default_alias":"echo","chat":{"on_overflow":"fail"}}"#);
+    let mut a = message("assistant", "a1", 1);
+    a["history_tokens"] = json!(900_000_000u64);
+    env.write_chat(
+        id,
+        &[
+            header(id, json!({"model":"echo","system":"old system"})),
+            message("user", "q1", 1),
+            a,
+            json!({"type":"pending","content":"kept prompt","ts":"2026-01-01T10:00:01.000Z",
+                   "alias":"echo","provider":"echo","model":"echo","error":"refused"}),
+        ],
+    );
+}
+
+#[test]
+fn a_refused_retry_adds_no_copy_and_ends_with_the_footer() {
+    let env = Env::echo();
+    overflowing(&env, "O1F");
+    for _ in 0..2 {
+        let out = env.run(&["chat", "retry", "O1F"]).code(2);
+        assert!(out.stderr.trim_end().ends_with("[chat: O1F]"), "{out:?}");
+    }
+    let pending = env
+        .records("O1F")
+        .iter()
+        .filter(|r| r["type"] == "pending")
+        .count();
+    assert_eq!(pending, 1, "a refused resend keeps the one pending prompt");
+}
+
+#[test]
+fn a_refused_turn_does_not_change_the_system_prompt() {
+    let env = Env::echo();
+    overflowing(&env, "O2F");
+    env.run(&["--system", "new system", "chat", "O2F", "hello"])
+        .code(2);
+    assert_eq!(env.header("O2F")["system"], "old system");
+}
+
+#[test]
+fn a_retried_turn_is_never_sent_again() {
+    let env = Env::echo();
+    let mut cut = message("assistant", "half an ans", 2);
+    cut["interrupted"] = json!(true);
+    env.write_chat(
+        "T3R",
+        &[
+            header("T3R", json!({"model":"echo"})),
+            message("user", "q1", 1),
+            message("assistant", "a1", 1),
+            message("user", "q2", 2),
+            cut,
+        ],
+    );
+    env.run(&["chat", "retry", "T3R"]).success();
+    // q1/a1, then the resent q2 and its reply: turn 2 is gone from what is sent.
+    let out = env.run(&["chat", "T3R", "next"]).success();
+    assert_eq!(out.stdout, echo_reply("next", 4));
+    let all = env.records("T3R");
+    let resent = all
+        .iter()
+        .find(|r| r["role"] == "user" && r["turn"] == 3)
+        .unwrap();
+    assert_eq!(resent["replaces"], 2);
+}

@@ -11,8 +11,6 @@ mod claude;
 mod codex;
 mod gemini;
 
-use serde::Deserialize;
-
 use crate::chat::record::Usage;
 use crate::error::Result;
 use crate::output::MAX_REPLY;
@@ -21,22 +19,7 @@ use crate::output::MAX_REPLY;
 /// reply (and its `assistant` line holds it again), so a little more than the longest reply.
 pub(crate) const MAX_LINE: usize = MAX_REPLY + 1024 * 1024;
 
-/// How a backend's stdout is read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Format {
-    /// Stdout is the reply, streamed as it comes.
-    #[default]
-    Text,
-    /// `claude --output-format stream-json --verbose --include-partial-messages`.
-    ClaudeStream,
-    /// `codex exec --json`.
-    CodexJson,
-    /// `gemini -o stream-json`.
-    GeminiStream,
-    /// `qwen -o stream-json --include-partial-messages`.
-    QwenStream,
-}
+pub(crate) use crate::config::providers::Format;
 
 /// What the interpreters share: the reply so far, usage, the CLI's error, whether the stream
 /// reached its final event.
