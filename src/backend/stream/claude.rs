@@ -59,13 +59,15 @@ struct Delta {
 }
 
 #[derive(Deserialize)]
-struct ResultEvent {
+struct ResultEvent<'a> {
     #[serde(default)]
     is_error: bool,
     #[serde(default)]
     subtype: Option<String>,
-    #[serde(default)]
-    result: Option<String>,
+    /// The whole reply again: decoded only when it is needed (no deltas came, or it is the
+    /// error message).
+    #[serde(default, borrow)]
+    result: Option<&'a serde_json::value::RawValue>,
     /// qwen puts its error message here.
     #[serde(default)]
     error: Option<ErrorBody>,
@@ -93,6 +95,11 @@ struct WireUsage {
     output_tokens: Option<u64>,
 }
 
+/// A `result` that is a string (it can be missing, or null).
+fn text_of(raw: Option<&serde_json::value::RawValue>) -> Option<String> {
+    serde_json::from_str::<Option<String>>(raw?.get()).ok().flatten()
+}
+
 impl Claude {
     pub(super) fn new(qwen: bool) -> Claude {
         Claude {
@@ -103,11 +110,11 @@ impl Claude {
 
     pub(super) fn event(
         &mut self,
-        v: Value,
+        v: &str,
         st: &mut State,
         out: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
-        let Some(env) = typed::<Envelope>(&v) else {
+        let Some(env) = typed::<Envelope>(v) else {
             return Ok(());
         };
         // Events of a subagent (a tool call's own conversation) are not the reply.
@@ -120,13 +127,13 @@ impl Claude {
         }
         match env.kind.as_str() {
             "stream_event" => {
-                let Some(ev) = typed::<StreamEvent>(&v) else {
+                let Some(ev) = typed::<StreamEvent>(v) else {
                     return Ok(());
                 };
                 self.stream_event(ev.event, st, out)
             }
             "result" => {
-                let Some(r) = typed::<ResultEvent>(&v) else {
+                let Some(r) = typed::<ResultEvent>(v) else {
                     return Ok(());
                 };
                 self.result(r, st, out)
@@ -185,7 +192,7 @@ impl Claude {
 
     fn result(
         &mut self,
-        r: ResultEvent,
+        r: ResultEvent<'_>,
         st: &mut State,
         out: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
@@ -209,7 +216,7 @@ impl Claude {
             let own = r
                 .error
                 .and_then(|e| e.message)
-                .or(r.result)
+                .or_else(|| text_of(r.result))
                 .filter(|m| !m.trim().is_empty());
             st.error = Some(own.unwrap_or_else(|| {
                 format!(
@@ -227,7 +234,7 @@ impl Claude {
         st.emit(&held, out)?;
         // Nothing streamed (no partial messages): the result is the reply.
         if st.text.is_empty()
-            && let Some(text) = r.result
+            && let Some(text) = text_of(r.result)
         {
             st.emit(&text, out)?;
         }

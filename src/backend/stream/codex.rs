@@ -3,7 +3,6 @@
 //! an `item.completed` of type `error` is a warning, even on success.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{State, typed};
 use crate::chat::record::Usage;
@@ -51,11 +50,11 @@ struct WireUsage {
 impl Codex {
     pub(super) fn event(
         &mut self,
-        v: Value,
+        v: &str,
         st: &mut State,
         out: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
-        let Some(ev) = typed::<Event>(&v) else {
+        let Some(ev) = typed::<Event>(v) else {
             return Ok(());
         };
         match ev.kind.as_str() {

@@ -2,7 +2,6 @@
 //! text), tool events, and a final `result` with `status` and `stats`.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{State, typed};
 use crate::chat::record::Usage;
@@ -47,11 +46,11 @@ struct Stats {
 impl Gemini {
     pub(super) fn event(
         &mut self,
-        v: Value,
+        v: &str,
         st: &mut State,
         out: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
-        let Some(ev) = typed::<Event>(&v) else {
+        let Some(ev) = typed::<Event>(v) else {
             return Ok(());
         };
         match ev.kind.as_str() {

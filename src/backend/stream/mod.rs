@@ -127,17 +127,19 @@ impl Decoder {
             // A stray non-JSON line inside a JSON stream (a warning) is skipped.
             return Ok(());
         }
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) else {
+        // Checked for JSON without building it: each interpreter reads the typed fields it
+        // needs straight from the line (a long reply in a `result` is not copied for nothing).
+        if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_err() {
             if !self.saw_json {
                 self.plain = Some(format!("{text}\n"));
             }
             return Ok(());
-        };
+        }
         self.saw_json = true;
         match &mut self.interp {
-            Interp::Claude(c) => c.event(value, &mut self.state, out),
-            Interp::Codex(c) => c.event(value, &mut self.state, out),
-            Interp::Gemini(g) => g.event(value, &mut self.state, out),
+            Interp::Claude(c) => c.event(trimmed, &mut self.state, out),
+            Interp::Codex(c) => c.event(trimmed, &mut self.state, out),
+            Interp::Gemini(g) => g.event(trimmed, &mut self.state, out),
         }
     }
 
@@ -226,8 +228,8 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 }
 
 /// Deserialize a typed view of an event, ignoring one that does not fit.
-fn typed<T: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Option<T> {
-    T::deserialize(v).ok()
+fn typed<'a, T: serde::Deserialize<'a>>(line: &'a str) -> Option<T> {
+    serde_json::from_str(line).ok()
 }
 
 #[cfg(test)]
