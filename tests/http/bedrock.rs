@@ -411,7 +411,25 @@ fn aws_credentials_sign_every_request_with_sigv4() {
     }
     for secret in [ACCESS_KEY, SESSION] {
         assert!(!out.stdout.contains(secret) && !out.stderr.contains(secret));
+        for file in files(&env.home) {
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&file).unwrap_or_default()).into_owned();
+            assert!(!text.contains(secret), "{secret} in {}", file.display());
+        }
     }
+}
+
+fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    out
 }
 
 #[test]
