@@ -273,6 +273,30 @@ mod tests {
             let _ = all(&bytes);
         }
 
+        /// Random bytes almost never pass the prelude checksum; these do, so the header and
+        /// payload readers (and Bedrock's interpreter) see arbitrary input.
+        #[test]
+        fn checksummed_garbage_never_panics(
+            headers in proptest::collection::vec(any::<u8>(), 0..128),
+            payload in proptest::collection::vec(any::<u8>(), 0..128),
+        ) {
+            let total = (OVERHEAD + headers.len() + payload.len()) as u32;
+            let mut bytes = total.to_be_bytes().to_vec();
+            bytes.extend_from_slice(&(headers.len() as u32).to_be_bytes());
+            let c = crc32(&bytes);
+            bytes.extend_from_slice(&c.to_be_bytes());
+            bytes.extend_from_slice(&headers);
+            bytes.extend_from_slice(&payload);
+            let c = crc32(&bytes);
+            bytes.extend_from_slice(&c.to_be_bytes());
+            if let Ok(messages) = all(&bytes) {
+                let mut out = Vec::new();
+                for m in &messages {
+                    let _ = crate::backend::http::bedrock::event(m, &mut out);
+                }
+            }
+        }
+
         #[test]
         fn framed_headers_survive(name in "[a-z:-]{1,20}", value in ".{0,40}", payload in proptest::collection::vec(any::<u8>(), 0..64)) {
             let m = all(&frame(&[(&name, &value)], &payload)).unwrap();
