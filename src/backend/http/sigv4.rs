@@ -124,14 +124,24 @@ pub(crate) fn authorization(
     )
 }
 
-/// `scheme://host[:port]/path?query` → (host as the Host header has it, path, query).
+/// `scheme://host[:port]/path?query` → (host as the Host header has it, path, query). Like
+/// the HTTP client, the Host header leaves out the scheme's default port.
 pub(crate) fn split_url(url: &str) -> (&str, &str, &str) {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let (authority, path_query) = match rest.find('/') {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "https" => ":443",
+        "http" => ":80",
+        _ => "",
+    };
+    let host = match host.strip_suffix(default_port) {
+        Some(h) if !default_port.is_empty() => h,
+        _ => host,
+    };
     let (path, query) = path_query.split_once('?').unwrap_or((path_query, ""));
     (host, path, query)
 }
@@ -237,6 +247,9 @@ mod tests {
             ("127.0.0.1:8080", "/model/a%3A0/converse", "x=1")
         );
         assert_eq!(split_url("https://h"), ("h", "", ""));
+        assert_eq!(split_url("https://u:p@h:443/x"), ("h", "/x", ""));
+        assert_eq!(split_url("http://h:80"), ("h", "", ""));
+        assert_eq!(split_url("http://h:8080"), ("h:8080", "", ""));
         // A model ID's `:` is encoded in the path, and encoded again in the canonical form.
         assert_eq!(canonical_uri("/model/a%3A0/x"), "/model/a%253A0/x");
         assert_eq!(uri_encode("us.anthropic.c-3:0"), "us.anthropic.c-3%3A0");
