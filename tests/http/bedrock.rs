@@ -555,3 +555,29 @@ fn rejected_credentials_name_what_to_set() {
     );
     assert_eq!(s.requests().len(), 2, "neither is retried");
 }
+
+#[test]
+fn a_second_bedrock_provider_from_config() {
+    let s = Server::start(vec![frames(br_stream("from work", 1, 1))]);
+    let mut env = Env::empty();
+    env.write_config(&format!(
+        r#"{{"providers":{{"work":{{"protocol":"bedrock","base_url":"{}","region":"us-east-2","api_key_env":"WORK_BEDROCK_KEY"}}}}}}"#,
+        s.url()
+    ));
+    let out = env.run(&["work:amazon.nova-pro-v1:0", "hi"]).code(3);
+    assert!(
+        out.error()
+            .contains("no API key or AWS credentials for work"),
+        "{out:#?}"
+    );
+    env.set("WORK_BEDROCK_KEY", KEY);
+    let out = env.run(&["work:amazon.nova-pro-v1:0", "hi"]);
+    out.ok();
+    assert_eq!(out.stdout, "from work\n");
+    let r = s.only();
+    assert_eq!(r.target, "/model/amazon.nova-pro-v1%3A0/converse-stream");
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+}

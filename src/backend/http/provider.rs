@@ -292,7 +292,8 @@ impl Resolved {
     /// No AWS region, where one is needed: for the default Bedrock URL, or to sign with AWS
     /// credentials.
     pub(crate) fn needs_region(&self) -> bool {
-        self.region.is_none()
+        self.protocol == Protocol::Bedrock
+            && self.region.is_none()
             && (self.base_url.contains("{region}") || (self.key.is_none() && self.aws.is_some()))
     }
 
@@ -468,7 +469,10 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         .first()
         .cloned()
         .unwrap_or_else(|| format!("providers.{name}.api_key"));
-    let key_required = builtin.is_some_and(|b| !b.key_env.is_empty()) || cfg.api_key_env.is_some();
+    // Bedrock always needs a key or AWS credentials, also under another name.
+    let key_required = builtin.is_some_and(|b| !b.key_env.is_empty())
+        || cfg.api_key_env.is_some()
+        || protocol == Protocol::Bedrock;
     let mut headers: Vec<(String, String)> = cfg
         .headers
         .iter()
