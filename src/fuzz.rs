@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use crate::backend::http::{anthropic, gemini, ndjson, ollama, openai, provider, sse};
+use crate::backend::http::{
+    anthropic, bedrock, eventstream, gemini, ndjson, ollama, openai, provider, sse,
+};
 use crate::chat::{legacy, store};
 use crate::cli::{self, Entry};
 use crate::config::Config;
@@ -68,6 +70,21 @@ pub fn sse_events(data: &[u8]) {
     let _ = gemini::whole(data);
 }
 
+/// The AWS event-stream reader (Bedrock's ConverseStream) and Bedrock's interpreter.
+pub fn eventstream(data: &[u8]) {
+    let mut reader = eventstream::Reader::new(data);
+    let mut out = Vec::new();
+    while let Ok(Some(msg)) = reader.next_message() {
+        let _ = bedrock::event(&msg, &mut out);
+        out.clear();
+    }
+    let _ = bedrock::whole(data);
+    let _ = bedrock::error_body(
+        Some(&String::from_utf8_lossy(data)),
+        &String::from_utf8_lossy(data),
+    );
+}
+
 /// The NDJSON reader and Ollama's interpreter.
 pub fn ndjson_lines(data: &[u8]) {
     let mut reader = ndjson::Reader::new(data);
@@ -92,6 +109,7 @@ pub fn config(data: &[u8]) {
             "ollama-api",
             "azure",
             "glm",
+            "bedrock",
             "x",
         ] {
             let _ = provider::resolve(name, &config, &env);

@@ -189,8 +189,15 @@ fn provider_status(provider: &Provider, config: &Config) -> (bool, String) {
             }
         }
         Provider::Http(name) => match http_provider::resolve(name, config, &Env::load(config)) {
-            Ok(p) if p.key_required && p.key.is_none() => (false, format!("needs {}", p.key_var)),
+            Ok(p) if p.key_required && !p.has_credentials() => {
+                (false, format!("needs {}", p.credentials_wanted()))
+            }
+            Ok(p) if p.needs_region() => (false, "needs AWS_REGION".to_owned()),
             Ok(p) if p.key.is_some() => (true, format!("key set ({})", p.key_var)),
+            Ok(p) if p.aws.is_some() => (
+                true,
+                "AWS credentials set (AWS_ACCESS_KEY_ID, signed with SigV4)".to_owned(),
+            ),
             Ok(p) => (true, format!("no key needed ({})", p.redact(&p.base_url))),
             Err(e) => (false, e.to_string()),
         },

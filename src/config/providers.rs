@@ -16,6 +16,7 @@ pub(crate) enum Protocol {
     Anthropic,
     Gemini,
     Ollama,
+    Bedrock,
 }
 
 /// One entry of config `"providers"`.
@@ -39,6 +40,8 @@ pub(crate) struct ProviderConfig {
     pub(crate) timeout: Option<f64>,
     pub(crate) max_requests_per_minute: Option<u32>,
     pub(crate) stream: Option<bool>,
+    /// The AWS region (Bedrock); AWS_REGION and AWS_DEFAULT_REGION win over it.
+    pub(crate) region: Option<String>,
 }
 
 /// How a backend's stdout is read.

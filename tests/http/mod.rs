@@ -1,7 +1,8 @@
 //! Integration tests of the HTTP providers against a scripted local server: the exact requests,
 //! streaming and usage, every kind of failure, secrets, rate limits, configuration, `ai init`
-//! and `ai list`. Nothing leaves 127.0.0.1.
+//! `ai list`, and Amazon Bedrock's binary event stream and SigV4. Nothing leaves 127.0.0.1.
 
+mod bedrock;
 mod config;
 mod engine;
 mod faults;

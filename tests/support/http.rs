@@ -36,6 +36,10 @@ pub(super) fn point_at(env: &mut Env, provider: &str, server: &Server) {
         "glm" => env
             .set("ZHIPU_API_KEY", KEY)
             .set("GLM_BASE_URL", &format!("{url}/api/paas/v4")),
+        "bedrock" => env
+            .set("AWS_BEARER_TOKEN_BEDROCK", KEY)
+            .set("BEDROCK_BASE_URL", &url)
+            .set("AWS_REGION", "us-east-1"),
         other => panic!("no test setup for provider {other}"),
     };
 }
@@ -195,4 +199,97 @@ pub fn ol_done(input: u64, output: u64) -> String {
         "{}\n",
         serde_json::json!({"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":input,"eval_count":output})
     )
+}
+
+/// CRC-32 (IEEE), for building AWS event-stream frames.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// One AWS event-stream message with string headers: prelude, its CRC, headers, payload, CRC.
+pub fn es_frame(headers: &[(&str, &str)], payload: &str) -> Vec<u8> {
+    let mut h = Vec::new();
+    for (k, v) in headers {
+        h.push(k.len() as u8);
+        h.extend_from_slice(k.as_bytes());
+        h.push(7);
+        h.extend_from_slice(&(v.len() as u16).to_be_bytes());
+        h.extend_from_slice(v.as_bytes());
+    }
+    let total = (16 + h.len() + payload.len()) as u32;
+    let mut out = total.to_be_bytes().to_vec();
+    out.extend_from_slice(&(h.len() as u32).to_be_bytes());
+    let c = crc32(&out);
+    out.extend_from_slice(&c.to_be_bytes());
+    out.extend_from_slice(&h);
+    out.extend_from_slice(payload.as_bytes());
+    let c = crc32(&out);
+    out.extend_from_slice(&c.to_be_bytes());
+    out
+}
+
+/// A Bedrock ConverseStream event.
+pub fn br_event(kind: &str, json: &str) -> Vec<u8> {
+    es_frame(
+        &[
+            (":event-type", kind),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ],
+        json,
+    )
+}
+
+/// A Bedrock ConverseStream exception (`throttlingException`, …).
+pub fn br_exception(kind: &str, message: &str) -> Vec<u8> {
+    es_frame(
+        &[
+            (":exception-type", kind),
+            (":content-type", "application/json"),
+            (":message-type", "exception"),
+        ],
+        &serde_json::json!({ "message": message }).to_string(),
+    )
+}
+
+/// A text delta.
+pub fn br_text(text: &str) -> Vec<u8> {
+    br_event(
+        "contentBlockDelta",
+        &serde_json::json!({"contentBlockIndex": 0, "delta": {"text": text}, "p": "abc"})
+            .to_string(),
+    )
+}
+
+/// `messageStop` then `metadata` with usage.
+pub fn br_end(input: u64, output: u64) -> Vec<Vec<u8>> {
+    vec![
+        br_event("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+        br_event("messageStop", r#"{"stopReason":"end_turn"}"#),
+        br_event(
+            "metadata",
+            &serde_json::json!({"usage": {"inputTokens": input, "outputTokens": output, "totalTokens": input + output}, "metrics": {"latencyMs": 12}}).to_string(),
+        ),
+    ]
+}
+
+/// A whole ConverseStream reply.
+pub fn br_stream(text: &str, input: u64, output: u64) -> Vec<Vec<u8>> {
+    let mut v = vec![
+        br_event("messageStart", r#"{"role":"assistant"}"#),
+        br_text(text),
+    ];
+    v.extend(br_end(input, output));
+    v
 }

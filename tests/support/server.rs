@@ -109,6 +109,23 @@ impl Reply {
         r
     }
 
+    /// An AWS event stream (Bedrock): each frame is one write.
+    pub fn eventstream(frames: &[Vec<u8>]) -> Reply {
+        let mut r = Reply::new(200)
+            .header("Content-Type", "application/vnd.amazon.eventstream")
+            .framing(Framing::Chunked);
+        for f in frames {
+            r = r.bytes(f);
+        }
+        r
+    }
+
+    /// One more piece of body as raw bytes (binary framing).
+    pub fn bytes(mut self, piece: &[u8]) -> Reply {
+        self.steps.push(Step::Bytes(piece.to_vec()));
+        self
+    }
+
     pub fn header(mut self, k: &str, v: &str) -> Reply {
         self.headers.push((k.to_owned(), v.to_owned()));
         self

@@ -6,7 +6,8 @@ use rand::Rng;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::provider::Resolved;
+use super::bedrock;
+use super::provider::{Protocol, Resolved};
 use crate::error::Error;
 
 /// The useful parts of any provider's error body. Deserializes from any protocol's `error`
@@ -230,11 +231,16 @@ impl Failure {
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_owned)
                 };
+                if bedrock::final_error(body) {
+                    return None;
+                }
                 match header("x-should-retry").as_deref() {
                     Some("false") => return None,
                     Some("true") => {}
                     _ => {
-                        let retryable = matches!(status, 408 | 409 | 429 | 529) || *status >= 500;
+                        let retryable = matches!(status, 408 | 409 | 429 | 529)
+                            || *status >= 500
+                            || bedrock::retryable(body);
                         if !retryable || quota(*status, body) {
                             return None;
                         }
@@ -307,7 +313,15 @@ impl Failure {
             }
             Failure::InStream(body) => {
                 let msg = crate::fmt::one_line(&body.message, 300);
-                if body.code == "blocked" {
+                let bedrock = (p.protocol == Protocol::Bedrock)
+                    .then(|| {
+                        let detail = format!("{}: {msg}", body.code);
+                        bedrock::explain(p, model, &body, &detail)
+                    })
+                    .flatten();
+                if let Some(e) = bedrock {
+                    e
+                } else if body.code == "blocked" {
                     Error::backend(format!("{}: {msg}", p.name))
                         .hint("the provider's safety filter refused it; rephrase the prompt")
                 } else if overloaded(&body) {
@@ -338,6 +352,7 @@ fn client_error(body: &ErrorBody) -> bool {
     .iter()
     .any(|k| c.contains(k))
         || quota(200, body)
+        || bedrock::final_error(body)
 }
 
 fn overloaded(body: &ErrorBody) -> bool {
@@ -445,10 +460,20 @@ fn status_error(
     } else {
         format!("{status}: {msg}")
     };
+    if p.protocol == Protocol::Bedrock
+        && let Some(e) = bedrock::explain(p, model, body, &detail)
+    {
+        return e;
+    }
     let lower = format!("{} {}", body.code, body.message).to_lowercase();
     let key_problem = status == 401
         || status == 403
         || (status == 400 && (lower.contains("api_key_invalid") || lower.contains("api key")));
+    if key_problem && p.key.is_none() && p.aws.is_some() {
+        return Error::config(format!("{name} rejected the AWS credentials ({detail})")).hint(
+            "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones) to valid credentials",
+        );
+    }
     if key_problem {
         return Error::config(format!("{name} rejected the API key ({detail})"))
             .hint(format!("set {} to a valid key", p.key_var));

@@ -3,6 +3,8 @@
 //! a stream that ends before its terminator, or carries an error, is an error.
 
 pub(crate) mod anthropic;
+pub(crate) mod bedrock;
+pub(crate) mod eventstream;
 mod failure;
 pub(crate) mod gemini;
 pub(crate) mod ndjson;
@@ -11,6 +13,7 @@ pub(crate) mod openai;
 pub(crate) mod provider;
 pub(crate) mod ratelimit;
 mod reply;
+pub(crate) mod sigv4;
 pub(crate) mod sse;
 
 use std::io::Read;
@@ -108,6 +111,7 @@ fn build(p: &Resolved, req: &Request<'_>) -> Built {
         Protocol::Anthropic => anthropic::request(p, req, p.stream),
         Protocol::Gemini => gemini::request(p, req, p.stream),
         Protocol::Ollama => ollama::request(p, req, p.stream),
+        Protocol::Bedrock => bedrock::request(p, req, p.stream),
     };
     built.headers.extend(p.headers.iter().cloned());
     // A query in the base URL (`…/v1?key=x`) goes after the path the builder added.
@@ -126,16 +130,40 @@ pub(crate) fn check(route: &crate::target::Route, config: &Config) -> Result<()>
 }
 
 fn key_present(p: &Resolved, config: &Config) -> Result<()> {
-    if p.key_required && p.key.is_none() {
+    if p.key_required && !p.has_credentials() {
+        let what = if p.protocol == Protocol::Bedrock {
+            "no API key or AWS credentials"
+        } else {
+            "no API key"
+        };
         return Err(
-            Error::config(format!("no API key for {}", p.name)).hint(format!(
+            Error::config(format!("{what} for {}", p.name)).hint(format!(
                 "set {} in your shell or in {}",
-                p.key_var,
+                p.credentials_wanted(),
                 config.path.with_file_name(".env").display()
             )),
         );
     }
+    if p.needs_region() {
+        return Err(
+            Error::config(format!("no AWS region for {}", p.name)).hint(format!(
+                "set AWS_REGION (e.g. us-east-1), or \"region\" under \"providers\".\"{}\" in config.json",
+                p.name
+            )),
+        );
+    }
     Ok(())
+}
+
+/// The headers that sign one attempt with AWS credentials (SigV4), when the provider uses them
+/// (Bedrock without an API key). Made afresh for every attempt: a signature is dated.
+fn signature(p: &Resolved, url: &str, body: &[u8], amz_date: &str) -> Vec<(String, String)> {
+    match (&p.aws, &p.key, &p.region) {
+        (Some(creds), None, Some(region)) => {
+            sigv4::sign_post(creds, region, bedrock::SERVICE, url, body, amz_date)
+        }
+        _ => Vec::new(),
+    }
 }
 
 fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
@@ -151,8 +179,18 @@ fn resolve(req: &Request<'_>, config: &Config) -> Result<Resolved> {
 
 /// `--dry-run`: the request, with every secret replaced by `***`.
 pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
-    let p = resolve(req, config)?;
-    let built = build(&p, req);
+    let mut p = resolve(req, config)?;
+    let mut built = build(&p, req);
+    let signed = signature(&p, &built.url, &built.body, &sigv4::amz_date_now());
+    // The signature would let this exact request be replayed for a few minutes.
+    for (k, v) in &signed {
+        if k == "authorization"
+            && let Some((_, sig)) = v.rsplit_once("Signature=")
+        {
+            p.secrets.push(sig.to_owned());
+        }
+    }
+    built.headers.extend(signed);
     let mut out = format!("POST {}\n", redact(&built.url, &p));
     for (k, v) in all_headers(&built) {
         out.push_str(&format!("{k}: {}\n", p.redact_header(&v)));
@@ -308,6 +346,9 @@ fn exchange(
         for (k, v) in &headers {
             request = request.header(k, v);
         }
+        for (k, v) in signature(p, &url, &body, &sigv4::amz_date_now()) {
+            request = request.header(k, v);
+        }
         let failure = match request.send(&body[..]) {
             Err(e) => Failure::Transport(e),
             Ok(resp) => {
@@ -320,10 +361,18 @@ fn exchange(
                         .into_reader()
                         .take(256 * 1024)
                         .read_to_string(&mut text);
+                    let body = if p.protocol == Protocol::Bedrock {
+                        let kind = headers
+                            .get("x-amzn-errortype")
+                            .and_then(|v| v.to_str().ok());
+                        bedrock::error_body(kind, &text)
+                    } else {
+                        ErrorBody::parse(&text)
+                    };
                     Failure::Status {
                         status,
                         headers,
-                        body: ErrorBody::parse(&text),
+                        body,
                     }
                 } else {
                     match reply::read(p, model, resp, tx) {

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use super::sigv4::Credentials;
 use crate::config::Config;
 pub(crate) use crate::config::providers::{Protocol, ProviderConfig};
 use crate::error::{Error, Result};
@@ -71,6 +72,16 @@ const BUILTINS: &[Builtin] = &[
         max_tokens_field: "max_tokens",
     },
     Builtin {
+        name: "bedrock",
+        protocol: Protocol::Bedrock,
+        // `{region}` is the AWS region (AWS_REGION, AWS_DEFAULT_REGION, or config "region").
+        base_url: "https://bedrock-runtime.{region}.amazonaws.com",
+        base_env: &["BEDROCK_BASE_URL"],
+        // A Bedrock API key; AWS credentials (signed with SigV4) do instead.
+        key_env: &["AWS_BEARER_TOKEN_BEDROCK"],
+        max_tokens_field: "maxTokens",
+    },
+    Builtin {
         name: "glm",
         protocol: Protocol::Openai,
         base_url: "https://open.bigmodel.cn/api/paas/v4",
@@ -91,7 +102,7 @@ pub(crate) fn configured(config: &Config) -> Result<BTreeMap<String, ProviderCon
         None => Ok(BTreeMap::new()),
         Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
             Error::config(format!("invalid \"providers\" in {}: {e}", config.path.display()))
-                .hint("each provider takes: protocol, base_url, api_key_env, api_key, headers, max_tokens, max_tokens_field, api_version, retries, timeout, max_requests_per_minute, stream")
+                .hint("each provider takes: protocol, base_url, api_key_env, api_key, headers, max_tokens, max_tokens_field, api_version, retries, timeout, max_requests_per_minute, stream, region")
         }),
     }
 }
@@ -228,6 +239,37 @@ pub(crate) struct Resolved {
     /// Everything never to show: the key, configured header values, and every value a
     /// `${VAR}` in config stood for.
     pub(crate) secrets: Vec<String>,
+    /// The AWS region (Bedrock).
+    pub(crate) region: Option<String>,
+    /// AWS credentials to sign with (Bedrock, when no API key is set).
+    pub(crate) aws: Option<Credentials>,
+}
+
+impl Resolved {
+    /// A key, or (Bedrock) AWS credentials, to call with.
+    pub(crate) fn has_credentials(&self) -> bool {
+        self.key.is_some() || self.aws.is_some()
+    }
+
+    /// No AWS region, where one is needed: for the default Bedrock URL, or to sign with AWS
+    /// credentials.
+    pub(crate) fn needs_region(&self) -> bool {
+        self.protocol == Protocol::Bedrock
+            && self.region.is_none()
+            && (self.base_url.contains("{region}") || (self.key.is_none() && self.aws.is_some()))
+    }
+
+    /// What to set when there are no credentials.
+    pub(crate) fn credentials_wanted(&self) -> String {
+        if self.protocol == Protocol::Bedrock {
+            format!(
+                "{}, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+                self.key_var
+            )
+        } else {
+            self.key_var.clone()
+        }
+    }
 }
 
 impl Resolved {
@@ -334,6 +376,33 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
             ),
         },
     };
+    let region = (protocol == Protocol::Bedrock)
+        .then(|| {
+            ["AWS_REGION", "AWS_DEFAULT_REGION"]
+                .iter()
+                .find_map(|v| env.get(v))
+                .or_else(|| cfg.region.as_deref().map(|r| env.expand(r)))
+        })
+        .flatten()
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty());
+    if let Some(r) = &region
+        && !r
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(Error::config(format!(
+            "the AWS region for {name} is not a region name: '{}'",
+            crate::fmt::one_line(r, 60)
+        ))
+        .hint("set AWS_REGION to a region such as us-east-1"));
+    }
+    // Without a region, `{region}` stays in the URL: `needs_region` then stops the call
+    // (after a missing key, which `ai list` names first).
+    let base_url = match &region {
+        Some(r) => base_url.replace("{region}", r),
+        None => base_url,
+    };
     let (base_url, base_query) = split_query(&base_url);
     let base_url = normalize_base(&base_url, protocol);
     if base_url.is_empty() {
@@ -362,7 +431,10 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         .first()
         .cloned()
         .unwrap_or_else(|| format!("providers.{name}.api_key"));
-    let key_required = builtin.is_some_and(|b| !b.key_env.is_empty()) || cfg.api_key_env.is_some();
+    // Bedrock always needs a key or AWS credentials, also under another name.
+    let key_required = builtin.is_some_and(|b| !b.key_env.is_empty())
+        || cfg.api_key_env.is_some()
+        || protocol == Protocol::Bedrock;
     let mut headers: Vec<(String, String)> = cfg
         .headers
         .iter()
@@ -400,6 +472,26 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
             })
             .map(|(_, v)| v.clone()),
     );
+    let aws = if protocol == Protocol::Bedrock {
+        match (
+            env.get("AWS_ACCESS_KEY_ID"),
+            env.get("AWS_SECRET_ACCESS_KEY"),
+        ) {
+            (Some(access_key), Some(secret_key)) => Some(Credentials {
+                access_key,
+                secret_key,
+                session_token: env.get("AWS_SESSION_TOKEN"),
+            }),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    if let Some(c) = &aws {
+        secrets.push(c.access_key.clone());
+        secrets.push(c.secret_key.clone());
+        secrets.extend(c.session_token.iter().cloned());
+    }
     let raw = [cfg.base_url.as_deref(), cfg.api_key.as_deref()]
         .into_iter()
         .flatten()
@@ -425,6 +517,8 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         base_from,
         base_query,
         secrets,
+        region,
+        aws,
     })
 }
 

@@ -7,7 +7,10 @@ use std::io::{BufRead, BufReader, Read};
 
 use super::failure::{Failure, is_timeout};
 use super::provider::{Protocol, Resolved};
-use super::{Bad, ErrorBody, Msg, Piece, Tx, anthropic, gemini, ndjson, ollama, openai, sse};
+use super::{
+    Bad, ErrorBody, Msg, Piece, Tx, anthropic, bedrock, eventstream, gemini, ndjson, ollama,
+    openai, sse,
+};
 use crate::error::Error;
 use crate::output::MAX_REPLY;
 
@@ -130,6 +133,7 @@ fn api_name(protocol: Protocol) -> &'static str {
         Protocol::Anthropic => "the Anthropic API",
         Protocol::Gemini => "the Gemini API",
         Protocol::Ollama => "an Ollama server",
+        Protocol::Bedrock => "the Bedrock runtime API",
     }
 }
 
@@ -165,11 +169,16 @@ fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
     if bytes.len() > MAX_REPLY {
         return Err(fail(too_long(p)));
     }
+    let mut truncated = false;
     let parsed = match p.protocol {
         Protocol::Openai | Protocol::Azure => openai::whole(&bytes),
         Protocol::Anthropic => anthropic::whole(&bytes),
         Protocol::Gemini => gemini::whole(&bytes),
         Protocol::Ollama => ollama::whole(&bytes),
+        Protocol::Bedrock => bedrock::whole(&bytes).map(|(text, usage, cut)| {
+            truncated = cut;
+            (text, usage)
+        }),
     };
     let (text, usage) = parsed.map_err(|bad| match bad {
         Bad::Invalid(why) => fail(invalid(p, &why, &String::from_utf8_lossy(&bytes))),
@@ -179,6 +188,9 @@ fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
     send(tx, Msg::Text(text))?;
     if let Some(u) = usage {
         send(tx, Msg::Usage(u))?;
+    }
+    if truncated {
+        send(tx, Msg::Truncated)?;
     }
     Ok(())
 }
@@ -220,25 +232,34 @@ fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> 
     let mut length = 0usize;
     let mut pieces = Vec::new();
     let mut state = anthropic::State::default();
-    // Ollama streams NDJSON; everyone else SSE.
-    let (mut nd, mut sse) = if p.protocol == Protocol::Ollama {
-        (Some(ndjson::Reader::new(reader)), None)
-    } else {
-        (None, Some(sse::Reader::new(reader)))
+    // Ollama streams NDJSON; Bedrock AWS event-stream frames; everyone else SSE.
+    let (mut nd, mut sse, mut es) = match p.protocol {
+        Protocol::Ollama => (Some(ndjson::Reader::new(reader)), None, None),
+        Protocol::Bedrock => (None, None, Some(eventstream::Reader::new(reader))),
+        _ => (None, Some(sse::Reader::new(reader)), None),
     };
     let mut done = false;
     loop {
         pieces.clear();
-        let step = match (&mut nd, &mut sse) {
-            (Some(r), _) => match r.next_line() {
+        let step = match (&mut nd, &mut sse, &mut es) {
+            (_, _, Some(r)) => match r.next_message() {
+                Ok(Some(msg)) => bedrock::event(&msg, &mut pieces)
+                    .map(|()| true)
+                    .map_err(|why| invalid(p, &why, &String::from_utf8_lossy(&msg.payload))),
+                // A body cut inside a frame is an early end, like one cut between frames.
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+                Err(e) => return Err(broken(p, e, printed)),
+                Ok(None) => Ok(false),
+            },
+            (Some(r), _, _) => match r.next_line() {
                 Ok(Some(line)) => ollama::line(line, &mut pieces)
                     .map(|()| true)
                     .map_err(|why| invalid(p, &why, &String::from_utf8_lossy(line))),
                 Ok(None) => Ok(false),
                 Err(e) => return Err(broken(p, e, printed)),
             },
-            (None, None) => Ok(false),
-            (None, Some(sse)) => match sse.next_event() {
+            (None, None, None) => Ok(false),
+            (None, Some(sse), None) => match sse.next_event() {
                 Ok(Some(ev)) => match p.protocol {
                     Protocol::Anthropic => anthropic::event(&mut state, &ev.data, &mut pieces),
                     Protocol::Gemini => gemini::event(&ev.data, &mut pieces),
@@ -279,7 +300,8 @@ fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> 
                 }
             }
         }
-        if done && p.protocol != Protocol::Gemini {
+        // Gemini has no terminator; Bedrock's usage (`metadata`) follows its `messageStop`.
+        if done && !matches!(p.protocol, Protocol::Gemini | Protocol::Bedrock) {
             return Ok(());
         }
     }

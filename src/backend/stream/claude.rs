@@ -97,7 +97,9 @@ struct WireUsage {
 
 /// A `result` that is a string (it can be missing, or null).
 fn text_of(raw: Option<&serde_json::value::RawValue>) -> Option<String> {
-    serde_json::from_str::<Option<String>>(raw?.get()).ok().flatten()
+    serde_json::from_str::<Option<String>>(raw?.get())
+        .ok()
+        .flatten()
 }
 
 impl Claude {

@@ -1,0 +1,566 @@
+//! Amazon Bedrock's Converse API: `POST /model/{modelId}/converse-stream` (an AWS event
+//! stream, see `eventstream.rs`) or `/converse` (one JSON body). Auth is a Bedrock API key sent
+//! as a bearer token, or AWS credentials signed with SigV4 (`sigv4.rs`) on every attempt.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::eventstream;
+use super::provider::Resolved;
+use super::{Bad, Built, ErrorBody, Piece};
+use crate::backend::Request;
+use crate::chat::record::Usage;
+use crate::conversation::Role;
+use crate::error::Error;
+
+/// The SigV4 service name of the Bedrock runtime.
+pub(crate) const SERVICE: &str = "bedrock";
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    messages: Vec<ReqMsg<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemBlock>,
+    inference_config: InferenceConfig,
+}
+
+#[derive(Serialize)]
+struct SystemBlock {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InferenceConfig {
+    max_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct ReqMsg<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+/// A content block: exactly one of its keys.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+enum Block<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    ToolUse(ToolUse<'a>),
+    ToolResult(ToolResult<'a>),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolUse<'a> {
+    tool_use_id: &'a str,
+    name: &'a str,
+    /// An object (the model's JSON text, parsed).
+    input: Value,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolResult<'a> {
+    tool_use_id: &'a str,
+    content: Vec<ResultText<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct ResultText<'a> {
+    text: &'a str,
+}
+
+fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
+    req.messages
+        .iter()
+        .map(|m| {
+            let mut content = Vec::new();
+            // Tool results first in their message, as with Anthropic's models behind it.
+            for r in m.tool_results() {
+                content.push(Block::ToolResult(ToolResult {
+                    tool_use_id: &r.call_id,
+                    content: vec![ResultText { text: &r.content }],
+                    status: r.is_error.then_some("error"),
+                }));
+            }
+            let text = m.plain_text();
+            if !text.is_empty() {
+                content.push(Block::Text(text));
+            }
+            for c in m.tool_calls() {
+                content.push(Block::ToolUse(ToolUse {
+                    tool_use_id: &c.id,
+                    name: &c.name,
+                    input: super::arguments_object(&c.arguments),
+                }));
+            }
+            ReqMsg {
+                role: match m.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                },
+                content,
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
+    let mut system = req.system.map(str::to_owned);
+    if req.modes.json {
+        let ask = "Answer with one valid JSON value and nothing else.";
+        system = Some(match system {
+            Some(s) => format!("{s}\n\n{ask}"),
+            None => ask.to_owned(),
+        });
+    }
+    let body = Body {
+        messages: messages(req),
+        system: system
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(|text| SystemBlock { text })
+            .collect(),
+        inference_config: InferenceConfig {
+            max_tokens: p.max_tokens,
+        },
+    };
+    let method = if stream {
+        "converse-stream"
+    } else {
+        "converse"
+    };
+    let mut headers = Vec::new();
+    if let Some(k) = &p.key {
+        headers.push(("authorization".to_owned(), format!("Bearer {k}")));
+    }
+    Built {
+        // Strictly encoded: a model ID's `:` becomes `%3A`, as the AWS SDKs send it.
+        url: format!(
+            "{}/model/{}/{method}",
+            p.base_url,
+            super::sigv4::uri_encode(&req.route.model)
+        ),
+        headers,
+        body: super::encode(&body, req),
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Event {
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default, alias = "Message")]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// One message of a ConverseStream reply.
+pub(crate) fn event(msg: &eventstream::Message, out: &mut Vec<Piece>) -> Result<(), String> {
+    let data = &msg.payload;
+    match msg.header(":message-type").unwrap_or("event") {
+        "exception" => {
+            let ev: Option<Event> = serde_json::from_slice(data).ok();
+            out.push(Piece::Fail(ErrorBody {
+                message: ev
+                    .and_then(|e| e.message)
+                    .unwrap_or_else(|| String::from_utf8_lossy(data).into_owned()),
+                code: msg.header(":exception-type").unwrap_or("exception").into(),
+                retry_delay: None,
+            }));
+            return Ok(());
+        }
+        "error" => {
+            out.push(Piece::Fail(ErrorBody {
+                message: msg.header(":error-message").unwrap_or_default().into(),
+                code: msg.header(":error-code").unwrap_or("error").into(),
+                retry_delay: None,
+            }));
+            return Ok(());
+        }
+        _ => {}
+    }
+    let kind = msg.header(":event-type").unwrap_or_default();
+    if !matches!(kind, "contentBlockDelta" | "messageStop" | "metadata") {
+        return Ok(()); // messageStart, contentBlockStart/Stop, and whatever is added later
+    }
+    let ev: Event = serde_json::from_slice(data)
+        .map_err(|e| format!("a stream event is not valid JSON ({e})"))?;
+    match kind {
+        "contentBlockDelta" => {
+            if let Some(t) = ev.delta.and_then(|d| d.text).filter(|t| !t.is_empty()) {
+                out.push(Piece::Text(t));
+            }
+        }
+        "messageStop" => {
+            if ev.stop_reason.as_deref() == Some("max_tokens") {
+                out.push(Piece::Truncated);
+            }
+            out.push(Piece::Done);
+        }
+        _ => {
+            if let Some(u) = ev.usage {
+                out.push(Piece::Usage(Usage {
+                    input: u.input_tokens,
+                    output: u.output_tokens,
+                    cost_usd: None,
+                }));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Text of a `message` with content blocks.
+#[derive(Deserialize, Default)]
+struct OutMessage {
+    #[serde(default)]
+    content: Vec<OutBlock>,
+}
+
+/// A content block: its text, when it is a text block (tool use and others have none).
+#[derive(Deserialize, Default)]
+struct OutBlock {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>, bool), Bad> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Output {
+        #[serde(default)]
+        message: OutMessage,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Whole {
+        output: Option<Output>,
+        #[serde(default)]
+        stop_reason: Option<String>,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+        #[serde(default, alias = "Message")]
+        message: Option<String>,
+    }
+    let w: Whole = serde_json::from_slice(body)
+        .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
+    let Some(output) = w.output else {
+        return match w.message {
+            Some(m) => Err(Bad::Provider(ErrorBody {
+                message: m,
+                ..ErrorBody::default()
+            })),
+            None => Err(Bad::Invalid("the response has no \"output\"".into())),
+        };
+    };
+    let text: String = output
+        .message
+        .content
+        .iter()
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    let usage = w.usage.map(|u| Usage {
+        input: u.input_tokens,
+        output: u.output_tokens,
+        cost_usd: None,
+    });
+    Ok((text, usage, w.stop_reason.as_deref() == Some("max_tokens")))
+}
+
+/// An error response: the type from `x-amzn-ErrorType` (`ThrottlingException:http://…`), the
+/// message from the body (`{"message"}` or `{"Message"}`).
+pub(crate) fn error_body(error_type: Option<&str>, text: &str) -> ErrorBody {
+    #[derive(Deserialize)]
+    struct Wire {
+        #[serde(default, alias = "Message")]
+        message: Option<String>,
+        #[serde(default, rename = "__type")]
+        kind: Option<String>,
+    }
+    let wire: Option<Wire> = serde_json::from_str(text).ok();
+    let mut body = match &wire {
+        Some(Wire {
+            message: Some(m), ..
+        }) => ErrorBody {
+            message: m.clone(),
+            ..ErrorBody::default()
+        },
+        _ => ErrorBody::parse(text),
+    };
+    let kind = error_type
+        .map(str::to_owned)
+        .or_else(|| wire.and_then(|w| w.kind));
+    if let Some(kind) = kind {
+        // `ThrottlingException:http://internal…` and `com.amazon…#ThrottlingException`.
+        let kind = kind.split(':').next().unwrap_or_default();
+        let kind = kind.rsplit('#').next().unwrap_or_default();
+        body.code = kind.to_owned();
+    }
+    body
+}
+
+fn is(body: &ErrorBody, name: &str) -> bool {
+    body.code
+        .to_ascii_lowercase()
+        .starts_with(&name.to_ascii_lowercase())
+}
+
+/// Whether an error (an HTTP status, or an exception event) is worth another try.
+pub(crate) fn retryable(body: &ErrorBody) -> bool {
+    [
+        "throttlingException",
+        "modelTimeoutException",
+        "serviceUnavailableException",
+        "internalServerException",
+        "modelStreamErrorException",
+        "modelNotReadyException",
+    ]
+    .iter()
+    .any(|n| is(body, n))
+}
+
+/// A client error that no retry can fix.
+pub(crate) fn final_error(body: &ErrorBody) -> bool {
+    [
+        "validationException",
+        "accessDeniedException",
+        "resourceNotFoundException",
+        "unrecognizedClientException",
+        "invalidSignatureException",
+        "expiredTokenException",
+        "serviceQuotaExceededException",
+    ]
+    .iter()
+    .any(|n| is(body, n))
+}
+
+/// The error for Bedrock's own error types, with what to do about it; `None` for the rest.
+pub(crate) fn explain(p: &Resolved, model: &str, body: &ErrorBody, detail: &str) -> Option<Error> {
+    let name = &p.name;
+    let region = p.region.as_deref().unwrap_or("its region");
+    let creds = if p.key.is_some() {
+        "AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)".to_owned()
+    } else {
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)"
+            .to_owned()
+    };
+    let e = if is(body, "accessDeniedException") {
+        Error::config(format!("{name} denied access to '{model}' ({detail})")).hint(format!(
+            "enable the model under \"Model access\" in the Bedrock console for {region}, and check that the credentials may call bedrock:InvokeModel and bedrock:InvokeModelWithResponseStream"
+        ))
+    } else if is(body, "unrecognizedClientException")
+        || is(body, "invalidSignatureException")
+        || is(body, "expiredTokenException")
+        || is(body, "signatureDoesNotMatch")
+    {
+        Error::config(format!("{name} rejected the credentials ({detail})"))
+            .hint(format!("set {creds} to valid ones"))
+    } else if is(body, "validationException") {
+        Error::backend(format!("{name} refused the request for '{model}' ({detail})")).hint(format!(
+            "check the model ID and the region ({region}); some models are only called through an inference profile (`bedrock:us.{model}`); `ai --dry-run …` prints the request"
+        ))
+    } else if is(body, "resourceNotFoundException") {
+        Error::not_found(format!(
+            "{name} does not know the model '{model}' ({detail})"
+        ))
+        .hint(format!(
+            "check the model ID, and that the model is offered in {region}"
+        ))
+    } else if is(body, "throttlingException") || is(body, "serviceQuotaExceededException") {
+        Error::backend(format!("{name} is throttling these requests ({detail})")).hint(format!(
+            "wait a little, or set \"max_requests_per_minute\" under \"providers\".\"{name}\" in config.json"
+        ))
+    } else if is(body, "modelTimeoutException") {
+        Error::backend(format!("{model} on {name} took too long ({detail})"))
+            .hint("try again, or ask for a shorter answer")
+    } else {
+        return None;
+    };
+    Some(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eventstream::frame;
+
+    fn ev(kind: &str, json: &str) -> eventstream::Message {
+        eventstream::Reader::new(
+            &frame(
+                &[
+                    (":event-type", kind),
+                    (":content-type", "application/json"),
+                    (":message-type", "event"),
+                ],
+                json.as_bytes(),
+            )[..],
+        )
+        .next_message()
+        .unwrap()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_stream_of_events() {
+        let mut out = Vec::new();
+        for (k, j) in [
+            ("messageStart", r#"{"role":"assistant"}"#),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"text":"Hi"}}"#,
+            ),
+            ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+            ("messageStop", r#"{"stopReason":"max_tokens"}"#),
+            (
+                "metadata",
+                r#"{"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7},"metrics":{"latencyMs":1}}"#,
+            ),
+        ] {
+            event(&ev(k, j), &mut out).unwrap();
+        }
+        assert!(matches!(&out[0], Piece::Text(t) if t == "Hi"));
+        assert!(matches!(out[1], Piece::Truncated));
+        assert!(matches!(out[2], Piece::Done));
+        assert!(matches!(
+            out[3],
+            Piece::Usage(Usage {
+                input: Some(3),
+                output: Some(4),
+                cost_usd: None
+            })
+        ));
+    }
+
+    #[test]
+    fn exceptions_and_error_bodies() {
+        let m = eventstream::Reader::new(
+            &frame(
+                &[
+                    (":exception-type", "throttlingException"),
+                    (":message-type", "exception"),
+                ],
+                br#"{"message":"slow down"}"#,
+            )[..],
+        )
+        .next_message()
+        .unwrap()
+        .unwrap();
+        let mut out = Vec::new();
+        event(&m, &mut out).unwrap();
+        let Piece::Fail(b) = &out[0] else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (b.message.as_str(), b.code.as_str()),
+            ("slow down", "throttlingException")
+        );
+        assert!(retryable(b));
+        let b = error_body(
+            Some("ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+            r#"{"message":"bad model"}"#,
+        );
+        assert_eq!(
+            (b.message.as_str(), b.code.as_str()),
+            ("bad model", "ValidationException")
+        );
+        assert!(final_error(&b) && !retryable(&b));
+        let b = error_body(
+            None,
+            r#"{"__type":"com.amazon#AccessDeniedException","Message":"no"}"#,
+        );
+        assert_eq!(
+            (b.message.as_str(), b.code.as_str()),
+            ("no", "AccessDeniedException")
+        );
+    }
+
+    #[test]
+    fn tool_calls_and_results_are_rendered() {
+        use crate::conversation::{Message, Part, ToolCall, ToolResult};
+        let route = crate::alias::Route {
+            label: "bedrock:m".into(),
+            provider: crate::alias::Provider::Http("bedrock".into()),
+            model: "m".into(),
+            effort: None,
+        };
+        let msgs = vec![
+            Message::text(Role::User, "weather?"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::Text("checking".into()),
+                    Part::ToolCall(ToolCall {
+                        id: "tooluse_1".into(),
+                        name: "weather".into(),
+                        arguments: r#"{"city":"Paris"}"#.into(),
+                        signature: None,
+                    }),
+                ],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![Part::ToolResult(ToolResult {
+                    call_id: "tooluse_1".into(),
+                    name: "weather".into(),
+                    content: "no network".into(),
+                    is_error: true,
+                })],
+            },
+        ];
+        let req = Request {
+            route: &route,
+            system: None,
+            messages: &msgs,
+            modes: Default::default(),
+            timeout: std::time::Duration::from_secs(1),
+            timeout_given: false,
+            no_wait: false,
+        };
+        let v = serde_json::to_value(messages(&req)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!([
+                {"role": "user", "content": [{"text": "weather?"}]},
+                {"role": "assistant", "content": [
+                    {"text": "checking"},
+                    {"toolUse": {"toolUseId": "tooluse_1", "name": "weather", "input": {"city": "Paris"}}}
+                ]},
+                {"role": "user", "content": [
+                    {"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "no network"}], "status": "error"}}
+                ]}
+            ])
+        );
+    }
+
+    #[test]
+    fn whole_reply() {
+        let (text, usage, cut) = whole(br#"{"output":{"message":{"role":"assistant","content":[{"text":"a"},{"text":"b"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":2}}"#).unwrap();
+        assert_eq!(text, "ab");
+        assert_eq!(usage.unwrap().output, Some(2));
+        assert!(!cut);
+    }
+}
