@@ -10,6 +10,8 @@ mod support;
 mod backends;
 #[path = "suite/cli_streams.rs"]
 mod cli_streams;
+#[path = "suite/cli_streams_hostile.rs"]
+mod cli_streams_hostile;
 #[path = "suite/commands.rs"]
 mod commands;
 #[path = "suite/completions.rs"]

@@ -374,7 +374,13 @@ fn finish_stream(
     let plain = d.plain.unwrap_or_default();
     if !status.success() {
         let rejected = !d.saw_json && rejects_flags(inv, &stderr, plain.as_bytes());
-        let e = exit_error(inv, status, &stderr, plain.as_bytes());
+        // A JSON stream that said nothing of failing: what it said is what it printed.
+        let printed = if d.saw_json && plain.is_empty() {
+            d.text.as_bytes()
+        } else {
+            plain.as_bytes()
+        };
+        let e = exit_error(inv, status, &stderr, printed);
         return (out(d.text, End::Failed(e)), rejected);
     }
     if !d.saw_json {

@@ -44,6 +44,30 @@ pub(crate) struct Usage {
     pub(crate) cost_usd: Option<f64>,
 }
 
+/// Reading token counts and costs that providers and CLIs report: a number of an unexpected
+/// shape (a string, a negative or fractional count, a cost that is not finite) is taken as not
+/// reported, never as a reason to drop the event that carries it.
+pub(crate) mod lenient {
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    /// A count: a whole number from 0 to u64::MAX, else `None`.
+    pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Number(n) => n.as_u64(),
+            _ => None,
+        })
+    }
+
+    /// A cost in dollars: a finite number from 0, else `None`.
+    pub(crate) fn cost<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Number(n) => n.as_f64().filter(|c| c.is_finite() && *c >= 0.0),
+            _ => None,
+        })
+    }
+}
+
 /// Who answered: enough to route the next turn the same way.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct Origin {

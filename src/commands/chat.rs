@@ -257,8 +257,8 @@ struct Stats {
 
 impl Stats {
     fn add_usage(&mut self, u: &crate::chat::record::Usage) {
-        self.usage_input += u.input.unwrap_or(0);
-        self.usage_output += u.output.unwrap_or(0);
+        self.usage_input = self.usage_input.saturating_add(u.input.unwrap_or(0));
+        self.usage_output = self.usage_output.saturating_add(u.output.unwrap_or(0));
         if let Some(c) = u.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
             *self.cost_usd.get_or_insert(0.0) += c;
         }
@@ -354,8 +354,8 @@ fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
         st.usage_input,
         st.usage_output,
         match st.cost_usd {
-            Some(c) => format!(", ${c:.4} reported cost"),
-            None => String::new(),
+            Some(c) if c.is_finite() => format!(", ${c:.4} reported cost"),
+            _ => String::new(),
         },
         if models.is_empty() {
             "-".to_owned()

@@ -581,3 +581,18 @@ fn a_second_bedrock_provider_from_config() {
         Some(format!("Bearer {KEY}").as_str())
     );
 }
+
+#[test]
+fn usage_of_an_odd_shape_is_left_out_not_the_stream() {
+    let mut v = vec![br_text("fine")];
+    v.push(br_event("messageStop", r#"{"stopReason":"end_turn"}"#));
+    v.push(br_event(
+        "metadata",
+        r#"{"usage":{"inputTokens":-5,"outputTokens":"7"}}"#,
+    ));
+    let s = Server::start(vec![frames(v)]);
+    let env = Env::for_provider("bedrock", &s);
+    let out = env.run(&[ROUTE, "hi"]);
+    out.ok();
+    assert_eq!(out.stdout, "fine\n");
+}

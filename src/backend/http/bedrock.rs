@@ -153,9 +153,9 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     output_tokens: Option<u64>,
 }
 

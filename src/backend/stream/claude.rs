@@ -73,7 +73,7 @@ struct ResultEvent<'a> {
     error: Option<ErrorBody>,
     #[serde(default)]
     usage: Option<WireUsage>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::cost")]
     total_cost_usd: Option<f64>,
 }
 
@@ -85,13 +85,13 @@ struct ErrorBody {
 
 #[derive(Deserialize)]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     cache_creation_input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     cache_read_input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     output_tokens: Option<u64>,
 }
 
@@ -202,8 +202,8 @@ impl Claude {
         if let Some(u) = r.usage {
             st.usage = Some(Usage {
                 input: u.input_tokens.map(|i| {
-                    i + u.cache_creation_input_tokens.unwrap_or(0)
-                        + u.cache_read_input_tokens.unwrap_or(0)
+                    i.saturating_add(u.cache_creation_input_tokens.unwrap_or(0))
+                        .saturating_add(u.cache_read_input_tokens.unwrap_or(0))
                 }),
                 output: u.output_tokens,
                 cost_usd: r.total_cost_usd,

@@ -41,9 +41,9 @@ struct ErrorBody {
 
 #[derive(Deserialize)]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     output_tokens: Option<u64>,
 }
 
@@ -70,6 +70,9 @@ impl Codex {
             },
             "turn.completed" => {
                 st.finished = true;
+                // An `error` before a completed turn was transient (codex reports its
+                // "Reconnecting... 1/5" so, then carries on): the turn did complete.
+                st.error = None;
                 if let Some(u) = ev.usage {
                     st.usage = Some(Usage {
                         input: u.input_tokens,

@@ -21,6 +21,9 @@ struct Event {
     role: Option<String>,
     #[serde(default)]
     content: Option<String>,
+    /// A piece of the message (`true`), or the whole of it.
+    #[serde(default)]
+    delta: bool,
     #[serde(default)]
     status: Option<String>,
     #[serde(default)]
@@ -37,9 +40,9 @@ struct ErrorBody {
 
 #[derive(Deserialize)]
 struct Stats {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::chat::record::lenient::count")]
     output_tokens: Option<u64>,
 }
 
@@ -54,7 +57,10 @@ impl Gemini {
             return Ok(());
         };
         match ev.kind.as_str() {
-            "message" if ev.role.as_deref() == Some("assistant") => {
+            // The deltas; a whole message (no `delta`) only when none came, as it repeats them.
+            "message"
+                if ev.role.as_deref() == Some("assistant") && (ev.delta || st.text.is_empty()) =>
+            {
                 if !self.in_text {
                     st.new_block(out)?;
                     self.in_text = true;

@@ -136,6 +136,10 @@ impl Decoder {
             return Ok(());
         }
         self.saw_json = true;
+        // Nothing after the final event belongs to the reply.
+        if self.state.finished {
+            return Ok(());
+        }
         match &mut self.interp {
             Interp::Claude(c) => c.event(trimmed, &mut self.state, out),
             Interp::Codex(c) => c.event(trimmed, &mut self.state, out),
