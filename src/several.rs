@@ -81,6 +81,8 @@ pub(crate) fn several(
                 // Printed as soon as this answer and those before it are in.
                 let shown = show_one(&route, &finished.result, ms);
                 if let Err(Error::BrokenPipe) = shown {
+                    // Nobody reads the other answers: stop them rather than wait and pay.
+                    crate::signal::stop_everything();
                     let broken = Finished {
                         result: Err(Error::BrokenPipe),
                         chat: finished.chat,

@@ -184,6 +184,17 @@ fn kill_group(group: i32, sig: libc::c_int) {
 }
 
 /// SIGTERM to the group, then SIGKILL if it is still there after a grace period.
+/// Stop every call under way as Ctrl+C would (backends stopped, replies kept as interrupted),
+/// without a signal: the reader of stdout is gone (`ai a b c "…" | head -1`), so nothing that
+/// is still running will be read.
+pub(crate) fn stop_everything() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let running = groups().clone();
+    for group in running {
+        terminate_group(group);
+    }
+}
+
 pub(crate) fn terminate_group(group: i32) {
     if group <= 0 {
         return;

@@ -153,3 +153,32 @@ fn interrupt_stops_every_backend() {
         .count();
     assert_eq!(interrupted, 2);
 }
+
+#[test]
+fn several_models_stop_when_nobody_reads_their_answers() {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let env = Env::new();
+    env.reply("claude", "first answer\n");
+    // codex answers after a moment, gemini only after a long while.
+    env.script("codex", "\"$SLEEP\" 1\n");
+    env.script("gemini", "\"$SLEEP\" 30\n");
+    let started = Instant::now();
+    let mut p = env
+        .ai()
+        .args(["--no-chat", "sonnet", "codex", "flash", "question"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    p.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The reader is gone (like `| head -c 1`): the next answer cannot be written.
+    let status = p.wait_status_within(Duration::from_secs(25));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "ai waited for a model nobody would read: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(status.code(), Some(0), "a closed stdout ends ai quietly");
+}
