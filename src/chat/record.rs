@@ -439,9 +439,9 @@ mod tests {
 
     #[test]
     fn a_message_reads_the_same_by_the_fast_way_and_the_general_one() {
-        let line = br#"{"type":"message","role":"assistant","content":"hi \"there\"","ts":"t","alias":"sonnet","provider":"claude","model":"opus","effort":"high","turn":3,"usage":{"input":1,"output":2,"cost_usd":0.5},"ms":9,"history_tokens":40,"interrupted":true,"sources":[{"kb":"notes","id":"e0d27e3ad"}],"empty":false,"replaces":2,"future":[1]}"#;
-        let fast = Record::parse(line).unwrap();
-        let general: Record = serde_json::from_slice::<Known>(line).unwrap().into();
+        let text = br#"{"type":"message","role":"assistant","content":"hi \"there\"","ts":"t","alias":"sonnet","provider":"claude","model":"opus","effort":"high","turn":3,"usage":{"input":1,"output":2,"cost_usd":0.5},"ms":9,"history_tokens":40,"interrupted":true,"sources":[{"kb":"notes","id":"e0d27e3ad"}],"empty":false,"replaces":2,"future":[1]}"#;
+        let fast = Record::parse(text).unwrap();
+        let general: Record = serde_json::from_slice::<Known>(text).unwrap().into();
         assert_eq!(fast, general);
         // And what it writes reads back the same.
         assert_eq!(Record::parse(line(&fast).as_bytes()).unwrap(), fast);
