@@ -213,7 +213,12 @@ impl Cleaner {
                 self.after_wide = false;
             }
             c if c.is_control() => {}
-            c if joins(c) && self.after_wide => out.push(c),
+            // One joiner or selector after a non-ASCII character; a run of them could carry
+            // hidden bits, so the next is shown.
+            c if joins(c) && self.after_wide => {
+                out.push(c);
+                self.after_wide = false;
+            }
             c if is_invisible(c) => {
                 visible(c, out);
                 self.after_wide = false;

@@ -61,7 +61,15 @@ pub(crate) fn several(
         return Ok(());
     }
     let started = Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let reader_gone = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<(Route, Finished, u128)> = std::thread::scope(|scope| {
+        // The reader of stdout may leave while the models still run (`| head -1` after the
+        // first answer): then nothing else will be read, so every call is stopped at once.
+        if !json {
+            let (done, reader_gone) = (&done, &reader_gone);
+            scope.spawn(move || watch_stdout(done, reader_gone));
+        }
         let handles: Vec<_> = models
             .iter()
             .map(|route| {
@@ -71,27 +79,27 @@ pub(crate) fn several(
             })
             .collect();
         let mut results = Vec::new();
+        let mut gone = false;
         for (route, handle) in models.into_iter().zip(handles) {
-            let finished = handle.join().unwrap_or_else(|_| Finished {
+            let mut finished = handle.join().unwrap_or_else(|_| Finished {
                 result: Err(Error::backend("this model's call failed unexpectedly")),
                 chat: None,
             });
             let ms = started.elapsed().as_millis();
-            if !json {
+            if !json && !gone {
                 // Printed as soon as this answer and those before it are in.
-                let shown = show_one(&route, &finished.result, ms);
-                if let Err(Error::BrokenPipe) = shown {
-                    // Nobody reads the other answers: stop them rather than wait and pay.
+                if let Err(Error::BrokenPipe) = show_one(&route, &finished.result, ms) {
+                    // Nobody reads the other answers: stop them rather than wait and pay;
+                    // their chats are still listed.
                     crate::signal::stop_everything();
-                    let broken = Finished {
-                        result: Err(Error::BrokenPipe),
-                        chat: finished.chat,
-                    };
-                    return vec![(route, broken, ms)];
+                    gone = true;
+                    reader_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+                    finished.result = Err(Error::BrokenPipe);
                 }
             }
             results.push((route, finished, ms));
         }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
         results
     });
     if json {
@@ -129,6 +137,10 @@ pub(crate) fn several(
     if !chats.is_empty() {
         ctx.ui.notice(&format!("[chats: {}]", chats.join(", ")));
     }
+    // Nobody reads stdout any more: end quietly, as one model would.
+    if reader_gone.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(Error::BrokenPipe);
+    }
     let mut failures = results.into_iter().filter_map(|(_, f, _)| f.result.err());
     match failures.next() {
         None => Ok(()),
@@ -158,6 +170,28 @@ fn show_one(route: &Route, result: &Result<Option<Done>>, ms: u128) -> Result<()
             ))?;
             output::print_error(e);
             Ok(())
+        }
+    }
+}
+
+/// Until `done`: if stdout is a pipe whose reader has gone, stop every call under way.
+fn watch_stdout(done: &std::sync::atomic::AtomicBool, gone: &std::sync::atomic::AtomicBool) {
+    use std::sync::atomic::Ordering;
+    while !done.load(Ordering::SeqCst) {
+        let mut fd = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one pollfd on our own stdout, for at most 100 ms.
+        let n = unsafe { libc::poll(&mut fd, 1, 100) };
+        if n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            gone.store(true, Ordering::SeqCst);
+            crate::signal::stop_everything();
+            return;
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
         }
     }
 }

@@ -234,6 +234,7 @@ fn pending(m: LegacyMessage, origin: &Origin, created: &str) -> Record {
         ts: m.timestamp.unwrap_or_else(|| created.to_owned()),
         origin: origin.clone(),
         error: "no answer was recorded".into(),
+        replaces: None,
     })
 }
 

@@ -184,6 +184,10 @@ pub(crate) struct PendingRec {
     /// What went wrong (one line; never a secret).
     #[serde(default)]
     pub(crate) error: String,
+    /// The turn a failed retry was resending (see `MessageRec::replaces`): carried on, so the
+    /// retry that succeeds still replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) replaces: Option<u64>,
 }
 
 /// A summary of older messages (written by compaction).

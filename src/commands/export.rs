@@ -222,6 +222,7 @@ fn checked(mut doc: Document) -> std::result::Result<Document, String> {
             ts: m.ts,
             origin: m.origin,
             error: "imported without its reply".into(),
+            replaces: None,
         });
     }
     let mut bytes = crate::chat::record::line(&Record::Chat(doc.header.clone()));
@@ -245,6 +246,16 @@ fn read_bounded(file: &str) -> Result<String> {
     } else {
         let f = std::fs::File::open(file)
             .map_err(|e| Error::usage(format!("cannot read {file}: {e}")))?;
+        // A regular file says its size: refused before a byte of it is read.
+        if f.metadata()
+            .is_ok_and(|m| m.is_file() && m.len() > MAX_IMPORT)
+        {
+            return Err(Error::usage(format!(
+                "{file} is larger than {} MiB, more than any chat export ai imports",
+                MAX_IMPORT >> 20
+            ))
+            .hint("import what `ai chat export ID` wrote"));
+        }
         (Box::new(f), file.to_owned())
     };
     let mut bytes = Vec::new();

@@ -84,7 +84,7 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
 /// A call saved nowhere (`--no-chat`, or config `chat.save: false`). `None` after `--dry-run`.
 pub(crate) fn one_shot(ctx: &Ctx, opts: &Options, turn: Turn) -> Result<Option<Done>> {
     let mut opened = open::unsaved(ctx, turn)?;
-    let prepared = prompt::unsaved(opts, ctx.config.chat.system.clone(), &mut opened);
+    let prepared = prompt::unsaved(ctx, opts, &mut opened)?;
     if opts.dry_run {
         send::dry_run(ctx, opts, &opened, &prepared)?;
         return Ok(None);

@@ -20,6 +20,8 @@ pub(super) struct Opened {
     /// A retry of a turn whose reply was cut short or empty: that turn's number. Its exchange
     /// is left out of what is sent (the new turn replaces it); it stays on disk.
     pub(super) supersedes: Option<u64>,
+    /// A retry resends a pending record: the prompt is on disk as that record already.
+    pub(super) from_pending: bool,
 }
 
 /// Open the chat a turn continues (or the named chat it starts).
@@ -72,13 +74,15 @@ pub(super) fn open(
         Target::New(_) => None,
     };
     let mut supersedes = None;
+    let mut from_pending = false;
     if kind == Kind::Retry {
         let Some(c) = chat.as_mut() else {
             return Err(Error::usage("nothing to retry"));
         };
-        let (prompt, origin, turn_no) = resend(c)?;
+        let (prompt, origin, turn_no, pending) = resend(c)?;
         turn.prompt = prompt;
         supersedes = turn_no;
+        from_pending = pending;
         if turn.route.is_none() {
             turn.route = route::of_origin(&origin, &ctx.config);
         }
@@ -95,6 +99,7 @@ pub(super) fn open(
         turn,
         kind,
         supersedes,
+        from_pending,
     })
 }
 
@@ -111,13 +116,14 @@ pub(super) fn unsaved(ctx: &Ctx, mut turn: Turn) -> Result<Opened> {
         turn,
         kind: Kind::Fresh,
         supersedes: None,
+        from_pending: false,
     })
 }
 
 /// What `ai chat retry` resends: the prompt of a failed last turn (a pending record), or of a
 /// turn whose reply was cut short or came back empty. With the record's origin, and the turn
 /// it replaces (none for a pending prompt, which never became a turn).
-fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>)> {
+fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>, bool)> {
     // The last turn's record (a summary written since does not count).
     let last = chat
         .records
@@ -132,7 +138,7 @@ fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>)> {
         .hint(format!("continue it instead: ai chat {} \"…\"", chat.id))
     };
     match last {
-        Some(Record::Pending(p)) => Ok((p.content.clone(), p.origin.clone(), None)),
+        Some(Record::Pending(p)) => Ok((p.content.clone(), p.origin.clone(), p.replaces, true)),
         Some(Record::Message(m)) if m.role == Role::Assistant && (m.interrupted || m.empty) => {
             let turn = m.turn;
             let origin = m.origin.clone();
@@ -143,13 +149,13 @@ fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>)> {
                 _ => None,
             });
             match asked {
-                Some(prompt) => Ok((prompt, origin, turn)),
+                Some(prompt) => Ok((prompt, origin, turn, false)),
                 None => Err(nothing()),
             }
         }
         // A prompt whose turn got rounds but never its reply (cut short after them).
         Some(Record::Message(m)) if m.role == Role::User => {
-            Ok((m.content.clone(), m.origin.clone(), m.turn))
+            Ok((m.content.clone(), m.origin.clone(), m.turn, false))
         }
         _ => Err(nothing()),
     }

@@ -9,18 +9,19 @@ use crate::output::Ui;
 use crate::route;
 
 /// The pending record of `prompt`, failed with `e` (its first line: never a secret).
-pub(super) fn record(prompt: String, route: &Route, e: &Error) -> Record {
+pub(super) fn record(prompt: String, route: &Route, e: &Error, replaces: Option<u64>) -> Record {
     Record::Pending(PendingRec {
         content: prompt,
         ts: record::now(),
         origin: route::origin(route),
         error: e.to_string().lines().next().unwrap_or("").to_owned(),
+        replaces,
     })
 }
 
 /// Keep a prompt that was not sent (the overflow policy refused, or compaction failed).
 pub(super) fn keep(chat: &mut Chat, prompt: &str, route: &Route, e: &Error, ui: &Ui) -> Result<()> {
-    chat.append(&[record(prompt.to_owned(), route, e)], ui)?;
+    chat.append(&[record(prompt.to_owned(), route, e, None)], ui)?;
     ui.notice(&format!(
         "ai: the prompt is kept in chat {id}; resend it with: ai chat retry {id}",
         id = chat.id

@@ -88,8 +88,10 @@ pub(super) fn finish(
     // of a pending prompt leaves the one record it resent; no copy).
     let records = if unanswered {
         match &result {
-            Err(e) if !(opened.kind == Kind::Retry && opened.supersedes.is_none()) => {
-                vec![pending::record(prompt, route, e)]
+            // A failed resend of a pending prompt leaves that one record; a failed resend of a
+            // cut-short turn keeps its prompt pending with the turn it replaces.
+            Err(e) if !(opened.kind == Kind::Retry && opened.from_pending) => {
+                vec![pending::record(prompt, route, e, opened.supersedes)]
             }
             _ => Vec::new(),
         }
@@ -192,8 +194,10 @@ pub(super) fn finish(
         },
         Err(Error::Interrupted) => {
             let _ = sink.finish();
-            ctx.ui
-                .notice("ai: interrupted; the prompt and the partial reply are saved");
+            if present != Present::Collect {
+                ctx.ui
+                    .notice("ai: interrupted; the prompt and the partial reply are saved");
+            }
             footer(&ctx.ui);
             Err(Error::Interrupted)
         }

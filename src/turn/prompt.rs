@@ -62,8 +62,9 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             .clone()
             .or_else(|| ctx.config.chat.system.clone()),
     };
-    // A failed resend of a pending prompt must not add a copy of it.
-    let keep_pending = !(opened.kind == Kind::Retry && opened.supersedes.is_none());
+    // A refused resend adds nothing: its prompt is on disk already (pending, or as the prompt
+    // of the turn it replaces).
+    let keep_pending = opened.kind != Kind::Retry;
     let system = instructed(chat_system.clone(), opened);
 
     // The model's context caps the window; a long history gets a warning, or the chat's
@@ -73,8 +74,26 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         .budget()
         .min(usize::try_from(context.saturating_mul(3) / 4).unwrap_or(usize::MAX))
         .max(1);
+    if opened.chat.is_none() {
+        alone(ctx, &route, system.as_deref(), &prompt, context)?;
+    }
     if let Some(c) = opened.chat.as_mut() {
-        let weight = compact::weigh(c, system.as_deref(), &prompt);
+        // A retry replaces a turn: that turn is not sent, so it does not count.
+        let replaced: u64 = opened.supersedes.map_or(0, |t| {
+            window::history(&c.records, 0)
+                .iter()
+                .filter(|e| e.turn() == Some(t))
+                .map(|e| match e {
+                    window::Entry::Message(m) => window::estimate(&m.content) as u64,
+                    window::Entry::Round(r) => {
+                        let [calls, results] = window::round(r);
+                        (window::estimate_message(&calls) + window::estimate_message(&results))
+                            as u64
+                    }
+                })
+                .sum()
+        });
+        let weight = compact::weigh(c, system.as_deref(), &prompt).saturating_sub(replaced);
         let share = u128::from(weight) * 100 / u128::from(context.max(1));
         if u128::from(weight) * 100 > u128::from(context) * 85 {
             match ctx.config.chat.on_overflow.unwrap_or_default() {
@@ -197,11 +216,51 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
     })
 }
 
+/// The overflow policy for a prompt with no history (a new chat, or one saved nowhere): the
+/// prompt alone may pass 85% of what the model accepts.
+fn alone(
+    ctx: &Ctx,
+    route: &crate::alias::Route,
+    system: Option<&str>,
+    prompt: &str,
+    context: u64,
+) -> Result<()> {
+    let weight = (system.map_or(0, window::estimate) + window::estimate(prompt)) as u64;
+    if u128::from(weight) * 100 <= u128::from(context) * 85 {
+        return Ok(());
+    }
+    let share = u128::from(weight) * 100 / u128::from(context.max(1));
+    let what = format!(
+        "the prompt alone is about {weight} estimated tokens, {share}% of the {context} that {} accepts",
+        route.label
+    );
+    match ctx.config.chat.on_overflow.unwrap_or_default() {
+        Overflow::Fail => Err(Error::usage(what)
+            .hint("send less of it, or a model with a larger context (\"context_tokens\" in config.json sets one)")),
+        Overflow::Window | Overflow::Compact => {
+            ctx.ui.warn(&format!("{what}; it may be refused or cut"));
+            Ok(())
+        }
+    }
+}
+
 /// The prompt of a turn saved nowhere.
-pub(super) fn unsaved(opts: &Options, ctx_system: Option<String>, opened: &mut Opened) -> Prepared {
-    let chat_system = opts.system.clone().or(ctx_system);
-    Prepared {
-        system: instructed(chat_system.clone(), opened),
+pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<Prepared> {
+    let chat_system = opts
+        .system
+        .clone()
+        .or_else(|| ctx.config.chat.system.clone());
+    let context = context::tokens(&opened.route, &ctx.config);
+    let system = instructed(chat_system.clone(), opened);
+    alone(
+        ctx,
+        &opened.route,
+        system.as_deref(),
+        &opened.turn.prompt,
+        context,
+    )?;
+    Ok(Prepared {
+        system,
         chat_system,
         messages: vec![Message::text(
             Role::User,
@@ -209,7 +268,7 @@ pub(super) fn unsaved(opts: &Options, ctx_system: Option<String>, opened: &mut O
         )],
         prior_weight: 0,
         turn_no: 1,
-    }
+    })
 }
 
 /// The system prompt as sent: the chat's, then what the mode asks of the model.

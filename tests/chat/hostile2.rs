@@ -253,3 +253,86 @@ fn a_retried_turn_is_never_sent_again() {
         .unwrap();
     assert_eq!(resent["replaces"], 2);
 }
+
+/// A custom backend `f` whose behaviour is set by `$FAKE_STATE/mode`: ok, fail, partial.
+fn moody(env: &Env, extra_config: &str) {
+    env.write_config(&format!(
+        r#"{{"default_alias":"f","backends":{{"fk":{{"program":"moody","prompt":"stdin"}}}},"aliases":{{"f":["fk","m1"]}}{extra_config}}}"#
+    ));
+    env.fake(
+        "moody",
+        r#""$CAT" > "$FAKE_STATE/last_in"
+m=$("$CAT" "$FAKE_STATE/mode" 2>/dev/null)
+case "$m" in
+  fail) exit 1 ;;
+  partial) printf 'partial text'; exit 1 ;;
+  *) printf 'reply ok\n' ;;
+esac"#,
+    );
+}
+
+fn mode(env: &Env, m: &str) {
+    std::fs::write(env.state.join("mode"), m).unwrap();
+}
+
+#[test]
+fn a_retry_that_fails_then_succeeds_still_replaces_the_cut_turn() {
+    let env = Env::empty();
+    moody(&env, "");
+    mode(&env, "ok");
+    env.run(&["f", "--chat", "r9", "Q1"]).success();
+    mode(&env, "partial");
+    env.run(&["chat", "r9", "Q2"]).code(1);
+    mode(&env, "fail");
+    env.run(&["chat", "retry", "r9"]).code(1);
+    mode(&env, "ok");
+    env.run(&["chat", "retry", "r9"]).success();
+    env.run(&["chat", "r9", "Q3"]).success();
+    let sent = std::fs::read_to_string(env.state.join("last_in")).unwrap();
+    assert_eq!(sent.matches("Q2").count(), 1, "{sent}");
+    assert!(!sent.contains("partial text"), "{sent}");
+}
+
+#[test]
+fn a_refused_retry_of_a_cut_turn_writes_nothing_and_does_not_count_that_turn() {
+    let env = Env::empty();
+    moody(
+        &env,
+        r#","context_tokens":{"f":300},"chat":{"on_overflow":"fail"}"#,
+    );
+    mode(&env, "ok");
+    env.run(&["f", "--chat", "o2", &format!("Q1 {}", "a".repeat(300))])
+        .success();
+    mode(&env, "partial");
+    env.run(&["chat", "o2", &format!("Q2 {}", "b".repeat(330))])
+        .code(1);
+    let before = env.bytes("o2");
+    mode(&env, "ok");
+    // Without the turn it replaces the retry fits: it goes out.
+    env.run(&["chat", "retry", "o2"]).success();
+    let after = env.records("o2");
+    assert!(
+        !after.iter().any(|r| r["type"] == "pending"),
+        "nothing pending was added: {after:?}"
+    );
+    assert!(env.bytes("o2").len() > before.len());
+}
+
+#[test]
+fn a_first_prompt_too_big_for_the_model_follows_the_overflow_policy() {
+    let env = Env::empty();
+    moody(
+        &env,
+        r#","context_tokens":{"f":300},"chat":{"on_overflow":"fail"}"#,
+    );
+    let big = "y".repeat(4000);
+    let out = env.run(&["f", &big]).code(2);
+    assert!(out.error().contains("the prompt alone is about"), "{out:?}");
+    assert!(env.chat_ids().is_empty(), "nothing was written");
+    let out = env.run(&["--no-chat", "f", &big]).code(2);
+    assert!(out.error().contains("the prompt alone"), "{out:?}");
+    // With the default policy it goes, with a warning.
+    moody(&env, r#","context_tokens":{"f":300}"#);
+    let out = env.run(&["f", &big]).success();
+    assert!(out.stderr.contains("the prompt alone is about"), "{out:?}");
+}

@@ -182,3 +182,42 @@ fn several_models_stop_when_nobody_reads_their_answers() {
     );
     assert_eq!(status.code(), Some(0), "a closed stdout ends ai quietly");
 }
+
+#[test]
+fn several_models_stop_as_soon_as_the_reader_goes_and_list_every_chat() {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let env = Env::new();
+    env.reply("claude", "first answer\n");
+    env.script("codex", "\"$SLEEP\" 30\n");
+    env.script("gemini", "\"$SLEEP\" 30\n");
+    let started = Instant::now();
+    let mut p = env
+        .ai()
+        .args(["sonnet", "codex", "flash", "question"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = p.stderr.take().unwrap();
+    let mut first = [0u8; 1];
+    p.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The reader goes after the first answer, while the slow models still think.
+    let status = p.wait_status_within(Duration::from_secs(25));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "ai waited for models nobody would read: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    err.read_to_string(&mut stderr).unwrap();
+    let footer = stderr
+        .lines()
+        .find(|l| l.starts_with("[chats: "))
+        .unwrap_or("");
+    for model in ["sonnet", "codex", "flash"] {
+        assert!(footer.contains(model), "{stderr}");
+    }
+}
