@@ -39,6 +39,11 @@ pub(crate) fn run(
         run: parsed.modes.run || args.run,
     };
     let present = Present::of(modes, parsed.modes.json || args.json, args.yes);
+    if let Present::Run { yes } = present
+        && !args.dry_run
+    {
+        crate::modes::check_can_ask(yes)?;
+    }
 
     // All input is read before any chat is locked: stdin may take its time.
     let files = input::read_files(&args.files, &ctx.ui)?;

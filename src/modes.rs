@@ -92,6 +92,24 @@ fn fenced(reply: &str) -> Option<String> {
 
 /// Show the command, ask on the terminal (Enter or y runs it), run it with the user's shell,
 /// and return its exit code. Without a terminal it refuses unless `yes`.
+/// The terminal `run` asks on, or why there is none.
+fn terminal() -> Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|_| {
+            Error::usage("`run` asks before it runs a command, and there is no terminal to ask on")
+                .hint("pass -y to run it without asking, or use `cmd` to only print it")
+        })
+}
+
+/// Before anything is sent: `run` without `-y` needs a terminal to ask on, so a call that
+/// could never run its command does not pay for one.
+pub(crate) fn check_can_ask(yes: bool) -> Result<()> {
+    if yes { Ok(()) } else { terminal().map(drop) }
+}
+
 pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> {
     if command.trim().is_empty() {
         return Err(
@@ -101,16 +119,7 @@ pub(crate) fn confirm_and_run(command: &str, yes: bool, ui: &Ui) -> Result<i32> 
     // What is shown (and confirmed) must be exactly what runs.
     output::check_command(command)?;
     if !yes {
-        let tty = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-            .map_err(|_| {
-                Error::usage(
-                    "`run` asks before it runs a command, and there is no terminal to ask on",
-                )
-                .hint("pass -y to run it without asking, or use `cmd` to only print it")
-            })?;
+        let tty = terminal()?;
         let mut out = &tty;
         write!(
             out,

@@ -25,6 +25,9 @@ pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> 
         run: args.run,
     };
     let present = Present::of(modes, args.json, args.yes);
+    if let Present::Run { yes } = present {
+        crate::modes::check_can_ask(yes)?;
+    }
     let turn = Turn {
         route,
         present,

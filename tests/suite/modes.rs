@@ -92,3 +92,17 @@ fn run_asks_on_the_terminal_enter_or_y_runs_anything_else_cancels() {
     assert_eq!(code, Some(3), "Enter runs it: {text}");
     assert!(env.project.join("made.txt").exists());
 }
+
+#[test]
+fn run_without_a_terminal_refuses_before_asking_any_model() {
+    let env = Env::new();
+    env.reply("claude", FENCED);
+    let out = env.ai().args(["sonnet", "run", "make a file"]).run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        env.calls().is_empty(),
+        "the model was asked: {:?}",
+        env.calls()
+    );
+    assert!(env.chat_ids().is_empty(), "a chat was written");
+}
