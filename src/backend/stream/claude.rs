@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{State, typed};
+use super::{ErrorBody, State, typed};
 use crate::chat::record::Usage;
 use crate::error::Result;
 
@@ -75,12 +75,6 @@ struct ResultEvent<'a> {
     usage: Option<WireUsage>,
     #[serde(default, deserialize_with = "crate::chat::record::lenient::cost")]
     total_cost_usd: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct ErrorBody {
-    #[serde(default)]
-    message: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::{State, typed};
+use super::{ErrorBody, State, typed};
 use crate::chat::record::Usage;
 use crate::error::Result;
 
@@ -31,12 +31,6 @@ struct Item {
     kind: String,
     #[serde(default)]
     text: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ErrorBody {
-    #[serde(default)]
-    message: Option<String>,
 }
 
 #[derive(Deserialize)]

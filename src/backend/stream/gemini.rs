@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{State, typed};
+use super::{ErrorBody, State, typed};
 use crate::chat::record::Usage;
 use crate::error::Result;
 
@@ -30,12 +30,6 @@ struct Event {
     error: Option<ErrorBody>,
     #[serde(default)]
     stats: Option<Stats>,
-}
-
-#[derive(Deserialize)]
-struct ErrorBody {
-    #[serde(default)]
-    message: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -21,6 +21,13 @@ pub(crate) const MAX_LINE: usize = MAX_REPLY + 1024 * 1024;
 
 pub(crate) use crate::config::providers::Format;
 
+/// An `error` object of any of the CLIs: only its message is read.
+#[derive(serde::Deserialize)]
+pub(super) struct ErrorBody {
+    #[serde(default)]
+    pub(super) message: Option<String>,
+}
+
 /// What the interpreters share: the reply so far, usage, the CLI's error, whether the stream
 /// reached its final event.
 #[derive(Debug, Default)]
