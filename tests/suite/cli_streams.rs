@@ -2,14 +2,12 @@
 //! (`tests/fixtures/cli-streams/`, see its README), plus errors, streams cut short, unknown
 //! events, long lines, plain text where JSON was asked, and a CLI too old for the flags.
 
-use std::io::Read;
 use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Env, drain};
+use crate::support::{Env, chunks, drain};
 
 fn fixture(name: &str) -> String {
     format!(
@@ -457,21 +455,7 @@ printf '%s\n%s\n' '{rest}' '{end}'"#,
             .spawn()
             .unwrap();
         let err = drain(child.stderr.take().unwrap());
-        let mut out = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel::<Vec<u8>>();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            loop {
-                match out.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        let (rx, reader) = chunks(child.stdout.take().unwrap());
         let mut seen = Vec::new();
         while !seen.starts_with(b"FIRST ") {
             match rx.recv_timeout(Duration::from_secs(30)) {

@@ -1,11 +1,9 @@
 //! The backend as a process: streaming, timeout, Ctrl+C, and nothing left behind.
 
-use std::io::Read;
 use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::support::{Env, drain, read_pid, wait_for_file, wait_gone};
+use crate::support::{Env, chunks, drain, read_pid, wait_for_file, wait_gone};
 
 /// The first chunk of a slow reply is on our stdout while the backend still runs: the fake
 /// prints it, then waits for a marker the test creates only after reading that chunk.
@@ -37,21 +35,7 @@ exit 0
             .spawn()
             .unwrap();
         let err = drain(child.stderr.take().unwrap());
-        let mut out = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel::<Vec<u8>>();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            loop {
-                match out.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        let (rx, reader) = chunks(child.stdout.take().unwrap());
         let mut seen = Vec::new();
         while !seen.starts_with(b"FIRST\n") {
             match rx.recv_timeout(Duration::from_secs(30)) {

@@ -70,5 +70,7 @@ pub use pty::on_terminal;
 pub use run::Cmd;
 pub use run::Out;
 pub use server::{Framing, Recorded, Reply, Server, closed_port_url};
-pub use wait::{age, args, big_text, drain, read_pid, signal, wait_for, wait_for_file, wait_gone};
+pub use wait::{
+    age, args, big_text, chunks, drain, read_pid, signal, wait_for, wait_for_file, wait_gone,
+};
 pub use world::{Env, ai_bin};

@@ -96,6 +96,31 @@ pub fn drain<R: Read + Send + 'static>(mut r: R) -> std::thread::JoinHandle<Vec<
     })
 }
 
+/// Read a pipe on a thread, passing on each piece as it arrives (to see output while the
+/// process still runs); the channel ends with the pipe.
+pub fn chunks<R: Read + Send + 'static>(
+    mut r: R,
+) -> (
+    std::sync::mpsc::Receiver<Vec<u8>>,
+    std::thread::JoinHandle<()>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    (rx, reader)
+}
+
 /// A deterministic text of exactly `len` bytes with many lines, multi-byte characters and shell
 /// metacharacters, and no trailing newline.
 pub fn big_text(len: usize) -> String {
