@@ -22,6 +22,7 @@ mod fmt;
 #[doc(hidden)]
 pub mod fuzz;
 mod input;
+mod kb;
 mod modes;
 mod output;
 mod present;
