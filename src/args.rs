@@ -94,6 +94,14 @@ pub(crate) struct CallArgs {
     /// System prompt of a new chat (default: config "chat.system").
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub(crate) system: Option<String>,
+
+    /// Ground the answer in a knowledge base (repeat for several); a chat remembers them.
+    #[arg(long = "kb", value_name = "NAME", value_delimiter = ',')]
+    pub(crate) kb: Vec<String>,
+
+    /// No knowledge base for this call (not the chat's, nor config "kb.default").
+    #[arg(long, conflicts_with = "kb")]
+    pub(crate) no_kb: bool,
 }
 
 fn parse_secs(s: &str) -> std::result::Result<Duration, String> {
@@ -167,6 +175,88 @@ pub(crate) enum Command {
         #[arg(long)]
         no_auth: bool,
     },
+    /// Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME).
+    Kb {
+        #[command(subcommand)]
+        action: KbAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KbAction {
+    /// Register a folder of notes as knowledge base NAME and index it.
+    Add {
+        /// Letters, digits, - and _.
+        name: String,
+        /// The folder (a Zettelkasten, a vault, docs, a source tree).
+        path: PathBuf,
+        /// Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small,
+        /// gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only.
+        #[arg(long, value_name = "PROVIDER:MODEL")]
+        embed: Option<String>,
+        /// Size of the embeddings, where the model lets you choose (768, 1536, 3072).
+        #[arg(long, value_name = "N", requires = "embed")]
+        dimensions: Option<u32>,
+        /// Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files.
+        #[arg(long, value_name = "GLOB")]
+        include: Vec<String>,
+        /// Leave out files or folders matching GLOB (repeat; `drafts/**`).
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
+        /// What it holds, in a few words.
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+        /// Print the sync's counts as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bring indexes up to date with their folders (all, or the NAMEs given).
+    Sync {
+        names: Vec<String>,
+        /// Rebuild from scratch.
+        #[arg(long)]
+        full: bool,
+        /// Print the counts as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List knowledge bases.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Notes, passages, size on disk, embedding model and last sync of a knowledge base.
+    Stats {
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search a knowledge base: the best notes and their passages.
+    Search {
+        name: String,
+        /// The query.
+        #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+        query: Vec<String>,
+        /// How many notes.
+        #[arg(short, long, value_name = "N", default_value_t = 5)]
+        k: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one note.
+    Show {
+        name: String,
+        /// The note's ID (or its path in the folder).
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a knowledge base: deletes its index, never the notes.
+    Remove { name: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,6 +5,7 @@ use crate::cli::{self, CallArgs, ChatRef, Entry, Modes};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::input;
+use crate::kb::ground::{self, Choice};
 use crate::output;
 use crate::present::Present;
 use crate::several::several;
@@ -43,6 +44,11 @@ pub(crate) fn run(
         && !args.dry_run
     {
         crate::modes::check_can_ask(yes)?;
+    }
+
+    // A knowledge base named on the command line must exist before anything is read or sent.
+    if let Choice::Names(names) = &options(&ctx, args).kb {
+        ground::check(&ctx.home, &ctx.config, names)?;
     }
 
     // All input is read before any chat is locked: stdin may take its time.
@@ -118,6 +124,19 @@ pub(crate) fn options(ctx: &Ctx, args: &CallArgs) -> Options {
         timeout_given: args.timeout.is_some(),
         no_wait: args.no_wait,
         dry_run: args.dry_run,
+        kb: if args.no_kb {
+            Choice::Off
+        } else if args.kb.is_empty() {
+            Choice::Default
+        } else {
+            let mut names: Vec<String> = Vec::with_capacity(args.kb.len());
+            for n in &args.kb {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+            Choice::Names(names)
+        },
     }
 }
 

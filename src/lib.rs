@@ -110,6 +110,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             commands::default::run(alias.as_deref(), clear, &ui)
         }
         Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Kb { action }) => commands::kb::run(action, cli.call.quiet),
         Some(Command::Serve {
             port,
             host,

@@ -30,6 +30,8 @@ pub(crate) struct Done {
     pub(crate) reply: String,
     pub(crate) usage: Option<Usage>,
     pub(crate) ms: u128,
+    /// The notes a grounded answer was given.
+    pub(crate) sources: Vec<crate::kb::Hit>,
 }
 
 impl Present {
@@ -80,6 +82,9 @@ pub(crate) struct JsonReply<'a> {
     pub(crate) alias: &'a str,
     pub(crate) usage: Option<&'a Usage>,
     pub(crate) elapsed_ms: u128,
+    /// The notes a grounded answer was given (knowledge bases).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sources: Vec<crate::chat::record::SourceRef>,
     /// Only for several models at once: why this one failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
@@ -95,6 +100,7 @@ impl<'a> JsonReply<'a> {
             alias: &done.route.label,
             usage: done.usage.as_ref(),
             elapsed_ms: done.ms,
+            sources: crate::kb::ground::refs(&done.sources),
             error: None,
         }
     }

@@ -108,6 +108,7 @@ pub(crate) fn several(
             .map(|(route, Finished { result, chat }, ms)| match result {
                 Ok(Some(done)) => JsonReply::of(done),
                 Ok(None) | Err(_) => JsonReply {
+                    sources: Vec::new(),
                     reply: None,
                     // A failed model's prompt is kept in its chat: scripts need that ID.
                     chat: chat.as_deref(),

@@ -127,6 +127,7 @@ pub(crate) fn convert(id: &str, text: &str, path: &Path) -> Result<Converted> {
         system: text_of("system_prompt").or_else(|| text_of("system")),
         title: text_of("title").filter(|t| !t.trim().is_empty()),
         summary: None,
+        kb: Vec::new(),
     };
     let mut out = Out::default();
     if !chat.rest.is_empty() {

@@ -23,6 +23,9 @@ pub(crate) struct Header {
     /// the whole file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) summary: Option<SummaryRec>,
+    /// The knowledge bases its turns are grounded in (`--kb`), until changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) kb: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -263,6 +266,8 @@ pub(crate) struct SourceRef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ordering: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) path: Option<String>,
     /// Which passage of the note (0 for the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,6 +423,7 @@ mod tests {
             system: None,
             title: None,
             summary: None,
+            kb: Vec::new(),
         });
         let l = line(&h);
         assert!(l.starts_with(r#"{"type":"chat","v":1,"id":"K7Q""#), "{l}");

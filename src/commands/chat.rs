@@ -519,6 +519,7 @@ pub(crate) fn new(
             .or_else(|| ctx.config.chat.system.clone()),
         title: None,
         summary: None,
+        kb: Vec::new(),
     };
     let chat = ctx.store.create(name, header)?;
     // The new chat is the most recent one: `ai reply` continues it.

@@ -1,4 +1,4 @@
-//! The management commands: `init`, `list`, `default`, `completions`, and the chat commands.
+//! The management commands: `init`, `list`, `default`, `completions`, the chat commands and the knowledge-base commands.
 
 pub(crate) mod chat;
 pub(crate) mod compact;
@@ -6,5 +6,6 @@ pub(crate) mod completions;
 pub(crate) mod default;
 pub(crate) mod export;
 pub(crate) mod init;
+pub(crate) mod kb;
 pub(crate) mod list;
 pub(crate) mod retry;

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 
 mod atomic;
 mod check;
+pub(crate) mod kb;
 pub(crate) mod providers;
 pub(crate) use atomic::{create_temp, remove_stale_temps, write_atomic, write_atomic_unsynced};
 
@@ -119,6 +120,7 @@ struct Known {
     timeout: Option<(f64, Value)>,
     chat: ChatSettings,
     context_tokens: BTreeMap<String, u64>,
+    kb: kb::KbSettings,
 }
 
 /// Read the keys `ai` knows, each checked on its own so an error names its key path. The
@@ -152,6 +154,7 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
         timeout,
         chat,
         context_tokens: map_of(doc, "context_tokens", |v, path| whole(v, path, 1))?,
+        kb: key(doc, "kb")?.unwrap_or_default(),
     })
 }
 
@@ -229,6 +232,8 @@ pub(crate) struct Config {
     pub(crate) chat: ChatSettings,
     /// Model context sizes by alias, `provider:model` or provider (see `context`).
     pub(crate) context_tokens: BTreeMap<String, u64>,
+    /// Knowledge bases (`"kb"`).
+    pub(crate) kb: kb::KbSettings,
 }
 
 impl Config {
@@ -286,6 +291,7 @@ impl Config {
             timeout,
             chat: known.chat,
             context_tokens: known.context_tokens,
+            kb: known.kb,
         })
     }
 
@@ -315,6 +321,43 @@ impl Config {
                 self.doc.remove(key);
             }
         }
+    }
+
+    /// Register (or, with `None`, remove) a knowledge base under `kb.bases`, keeping every
+    /// other key of the `"kb"` object as it is.
+    pub(crate) fn set_kb_base(&mut self, name: &str, base: Option<&kb::BaseConfig>) -> Result<()> {
+        let kb = self
+            .doc
+            .entry("kb")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !kb.is_object() {
+            *kb = Value::Object(Map::new());
+        }
+        let Value::Object(kb) = kb else {
+            unreachable!("made an object above")
+        };
+        let bases = kb
+            .entry("bases")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !bases.is_object() {
+            *bases = Value::Object(Map::new());
+        }
+        let Value::Object(bases) = bases else {
+            unreachable!("made an object above")
+        };
+        match base {
+            Some(b) => {
+                let v = serde_json::to_value(b)
+                    .map_err(|e| Error::config(format!("cannot encode config: {e}")))?;
+                bases.insert(name.to_owned(), v);
+                self.kb.bases.insert(name.to_owned(), b.clone());
+            }
+            None => {
+                bases.remove(name);
+                self.kb.bases.remove(name);
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn key(&self, key: &str) -> Option<&Value> {

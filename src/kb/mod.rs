@@ -4,3 +4,108 @@
 //! - `scan`: which files of the folder are notes (hidden, ignored, binary, large files skipped).
 //! - `note`: a note's stable ID, title and ordering; its text normalized for hashing.
 //! - `chunk`: a note split into passages under a token budget, along its markdown structure.
+//! - `embed`: embedding requests to the providers that have them.
+//! - `store`: the SQLite index; `vectors`: its quantized side file for vector search.
+//! - `sync`: bringing an index up to date, incrementally; `search`: hybrid search.
+//! - `ground`: what a grounded turn adds to its prompt.
+
+pub(crate) mod chunk;
+pub(crate) mod embed;
+pub(crate) mod ground;
+pub(crate) mod note;
+mod progress;
+pub(crate) mod scan;
+pub(crate) mod search;
+pub(crate) mod store;
+pub(crate) mod sync;
+pub(crate) mod vectors;
+
+use std::time::Instant;
+
+use crate::config::kb::BaseConfig;
+use crate::config::{Config, Home};
+use crate::error::{Error, Result};
+
+pub(crate) use search::Hit;
+
+/// The registration of knowledge base `name`, or an error listing the ones there are.
+pub(crate) fn base<'a>(config: &'a Config, name: &str) -> Result<&'a BaseConfig> {
+    config
+        .kb
+        .bases
+        .get(name)
+        .ok_or_else(|| unknown(config, name))
+}
+
+pub(crate) fn unknown(config: &Config, name: &str) -> Error {
+    let known: Vec<&str> = config.kb.bases.keys().map(String::as_str).collect();
+    let e = Error::not_found(format!("no knowledge base named {name}"));
+    if known.is_empty() {
+        e.hint("add one with: ai kb add NAME PATH")
+    } else {
+        e.hint(format!(
+            "knowledge bases: {} (ai kb list; add one with: ai kb add NAME PATH)",
+            known.join(", ")
+        ))
+    }
+}
+
+/// The embedder a sync of `base` uses (from its config).
+pub(crate) fn sync_embedder(config: &Config, base: &BaseConfig) -> Result<Option<embed::Embedder>> {
+    match &base.embed {
+        Some(spec) => embed::Embedder::new(spec, base.dimensions, config).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// An index opened for searching, with the embedder its vectors came from (as the index
+/// records it, whatever the config says now).
+pub(crate) struct Searcher {
+    pub(crate) index: store::Index,
+    pub(crate) embedder: Option<embed::Embedder>,
+}
+
+impl Searcher {
+    pub(crate) fn open(home: &Home, config: &Config, name: &str) -> Result<Searcher> {
+        base(config, name)?;
+        let index = store::Index::open(home, name, false)?;
+        let embedder = match index.meta("embed")? {
+            Some(spec) if index.meta("dimensions")?.is_some() => {
+                let dims = index.meta("dimensions")?.and_then(|d| d.parse().ok());
+                Some(embed::Embedder::new(&spec, dims, config)?)
+            }
+            _ => None,
+        };
+        Ok(Searcher { index, embedder })
+    }
+
+    pub(crate) fn search(
+        &self,
+        query: &str,
+        k: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Hit>> {
+        search::search(&self.index, query, k, self.embedder.as_ref(), deadline)
+    }
+}
+
+/// Search several knowledge bases and keep the `k` best notes overall.
+pub(crate) fn retrieve(
+    home: &Home,
+    config: &Config,
+    names: &[String],
+    query: &str,
+    k: usize,
+    deadline: Option<Instant>,
+) -> Result<Vec<Hit>> {
+    let mut all = Vec::new();
+    for name in names {
+        let s = Searcher::open(home, config, name)?;
+        all.extend(s.search(query, k, deadline)?);
+    }
+    if names.len() > 1 {
+        all.sort_by(|a, b| b.score.total_cmp(&a.score));
+        all.truncate(k);
+    }
+    Ok(all)
+}

@@ -90,5 +90,5 @@ pub(crate) fn one_shot(ctx: &Ctx, opts: &Options, turn: Turn) -> Result<Option<D
         return Ok(None);
     }
     let sent = send::send(ctx, opts, &opened, &prepared);
-    persist::unsaved(&opened, sent)
+    persist::unsaved(ctx, &opened, prepared, sent)
 }

@@ -170,5 +170,6 @@ pub(super) fn header(route: &Route, system: Option<String>, title: &str) -> Head
         system,
         title: Some(title.to_owned()).filter(|t| !t.is_empty()),
         summary: None,
+        kb: Vec::new(),
     }
 }

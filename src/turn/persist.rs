@@ -30,11 +30,12 @@ pub(super) fn create_if_new(
     if let Some(c) = opened.chat.take() {
         return Ok(c);
     }
-    let header = open::header(
+    let mut header = open::header(
         &opened.route,
         prepared.chat_system.clone(),
         &opened.turn.title,
     );
+    header.kb = prepared.chat_kb.clone();
     let name = match target {
         Target::New(name) => name.as_deref(),
         Target::Existing(_) => None,
@@ -122,7 +123,7 @@ pub(super) fn finish(
                 ms: Some(ms),
                 history_tokens: Some(history_tokens),
                 interrupted,
-                sources: Vec::new(),
+                sources: crate::kb::ground::refs(&prepared.sources),
                 empty,
                 replaces: None,
             }),
@@ -177,6 +178,9 @@ pub(super) fn finish(
     let result = match result {
         Ok(()) => match sink.finish() {
             Ok(()) => {
+                if present != Present::Collect {
+                    crate::kb::ground::show(&ctx.ui, &prepared.sources);
+                }
                 footer(&ctx.ui);
                 if signal::interrupted() {
                     Err(Error::Interrupted)
@@ -187,6 +191,7 @@ pub(super) fn finish(
                         reply,
                         usage,
                         ms: u128::from(ms),
+                        sources: std::mem::take(&mut prepared.sources),
                     }))
                 }
             }
@@ -249,7 +254,12 @@ fn not_saved(ctx: &Ctx, prompt: &str, replied: bool, u: Unsaved) -> Error {
 }
 
 /// A turn saved nowhere: the reply, or what went wrong.
-pub(super) fn unsaved(opened: &Opened, sent: Sent) -> Result<Option<Done>> {
+pub(super) fn unsaved(
+    ctx: &Ctx,
+    opened: &Opened,
+    prepared: Prepared,
+    sent: Sent,
+) -> Result<Option<Done>> {
     let Sent {
         text,
         end,
@@ -267,12 +277,16 @@ pub(super) fn unsaved(opened: &Opened, sent: Sent) -> Result<Option<Done>> {
         }
         End::Complete => {
             sink.finish()?;
+            if opened.turn.present != Present::Collect {
+                crate::kb::ground::show(&ctx.ui, &prepared.sources);
+            }
             Ok(Some(Done {
                 route: opened.route.clone(),
                 chat: None,
                 reply: text,
                 usage,
                 ms: u128::from(ms),
+                sources: prepared.sources,
             }))
         }
         End::Interrupted => Err(Error::Interrupted),

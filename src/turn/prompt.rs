@@ -14,6 +14,7 @@ use crate::context;
 use crate::conversation::{Message, Part, Role};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
+use crate::kb::{self, ground::Choice};
 use crate::present::Present;
 use crate::signal;
 
@@ -29,6 +30,10 @@ pub(crate) struct Prepared {
     pub(crate) prior_weight: u64,
     /// The number this turn gets.
     pub(crate) turn_no: u64,
+    /// The notes retrieved for this turn (knowledge bases), in the order they were quoted.
+    pub(crate) sources: Vec<crate::kb::Hit>,
+    /// The knowledge bases a new chat remembers.
+    pub(crate) chat_kb: Vec<String>,
 }
 
 impl Prepared {
@@ -155,7 +160,36 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         ctx.ui
             .notice(&format!("ai: chat {}: system prompt changed", c.id));
     }
-    let new = Message::text(Role::User, prompt);
+    let chat_kb = opened
+        .chat
+        .as_ref()
+        .map(|c| c.header.kb.clone())
+        .unwrap_or_default();
+    let previous = opened.chat.as_ref().and_then(|c| {
+        window::history(&c.records, 0)
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                window::Entry::Message(m) if m.role == crate::chat::record::Role::User => {
+                    Some(m.content.clone())
+                }
+                _ => None,
+            })
+    });
+    let (system, sources) = ground(ctx, opts, &chat_kb, system, &prompt, previous.as_deref())?;
+    // `--kb` names what the chat uses from now on.
+    let remember = match &opts.kb {
+        Choice::Names(n) if !opts.dry_run => Some(n.clone()),
+        _ => None,
+    };
+    if let (Some(names), Some(c)) = (&remember, opened.chat.as_mut())
+        && &c.header.kb != names
+    {
+        let mut header = c.header.clone();
+        header.kb = names.clone();
+        c.rewrite_header(header)?;
+    }
+    let new = grounded_message(prompt, &sources);
     let Some(chat) = opened.chat.as_ref() else {
         return Ok(Prepared {
             system,
@@ -163,6 +197,8 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             messages: vec![new],
             prior_weight: 0,
             turn_no: 1,
+            sources: sources.unwrap_or_default(),
+            chat_kb: remember.unwrap_or_default(),
         });
     };
     let summary = chat.header.summary.as_ref().map(|s| Part::Summary {
@@ -213,7 +249,52 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         messages,
         prior_weight: compact::prior_tokens(chat),
         turn_no: chat.turns + 1,
+        sources: sources.unwrap_or_default(),
+        chat_kb: Vec::new(),
     })
+}
+
+/// Retrieval for a grounded turn: the system prompt with the grounding instruction, and the
+/// notes found. Not grounded: the system prompt as it was, no notes.
+fn ground(
+    ctx: &Ctx,
+    opts: &Options,
+    chat_kb: &[String],
+    system: Option<String>,
+    prompt: &str,
+    previous: Option<&str>,
+) -> Result<(Option<String>, Option<Vec<crate::kb::Hit>>)> {
+    let names = kb::ground::names(&opts.kb, chat_kb, &ctx.config);
+    if names.is_empty() {
+        return Ok((system, None));
+    }
+    let query = kb::ground::query(prompt, previous);
+    let deadline = std::time::Instant::now().checked_add(opts.timeout);
+    let hits = kb::ground::retrieve(
+        &ctx.home,
+        &ctx.config,
+        &names,
+        &query,
+        !opts.dry_run,
+        deadline,
+    )?;
+    let ask = kb::ground::system(&ctx.config);
+    let system = Some(match system {
+        Some(s) => format!("{s}\n\n{ask}"),
+        None => ask,
+    });
+    Ok((system, Some(hits)))
+}
+
+/// The new user message: the quoted notes (when grounded), then the prompt.
+fn grounded_message(prompt: String, sources: &Option<Vec<crate::kb::Hit>>) -> Message {
+    match sources {
+        None => Message::text(Role::User, prompt),
+        Some(hits) => Message {
+            role: Role::User,
+            parts: vec![Part::Sources(kb::ground::sources(hits)), Part::Text(prompt)],
+        },
+    }
 }
 
 /// The overflow policy for a prompt with no history (a new chat, or one saved nowhere): the
@@ -259,15 +340,16 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         &opened.turn.prompt,
         context,
     )?;
+    let prompt = std::mem::take(&mut opened.turn.prompt);
+    let (system, sources) = ground(ctx, opts, &[], system, &prompt, None)?;
     Ok(Prepared {
         system,
         chat_system,
-        messages: vec![Message::text(
-            Role::User,
-            std::mem::take(&mut opened.turn.prompt),
-        )],
+        messages: vec![grounded_message(prompt, &sources)],
         prior_weight: 0,
         turn_no: 1,
+        sources: sources.unwrap_or_default(),
+        chat_kb: Vec::new(),
     })
 }
 

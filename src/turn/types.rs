@@ -44,6 +44,8 @@ pub(crate) struct Options {
     pub(crate) timeout_given: bool,
     pub(crate) no_wait: bool,
     pub(crate) dry_run: bool,
+    /// `--kb` / `--no-kb`.
+    pub(crate) kb: crate::kb::ground::Choice,
 }
 
 /// How a chat turn ended: its result, and the chat it wrote to (also when it failed).

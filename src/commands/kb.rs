@@ -1,0 +1,508 @@
+//! `ai kb add | sync | list | stats | search | show | remove`.
+
+use std::path::Path;
+
+use comfy_table::{Table, presets};
+use serde::Serialize;
+
+use crate::cli::KbAction;
+use crate::config::kb::{BaseConfig, valid_name};
+use crate::config::{Config, Home};
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::fmt::{human_size, one_line};
+use crate::kb::{self, Searcher, store, sync};
+use crate::output::{self, sanitize};
+
+pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
+    let ctx = Ctx::load(quiet)?;
+    match action {
+        KbAction::Add {
+            name,
+            path,
+            embed,
+            dimensions,
+            include,
+            exclude,
+            description,
+            json,
+        } => add(
+            &ctx,
+            &name,
+            &path,
+            BaseConfig {
+                path: path.clone(),
+                embed,
+                dimensions,
+                include,
+                exclude,
+                description,
+            },
+            json,
+        ),
+        KbAction::Sync { names, full, json } => sync_all(&ctx, &names, full, json),
+        KbAction::List { json } => list(&ctx, json),
+        KbAction::Stats { name, json } => stats(&ctx, &name, json),
+        KbAction::Search {
+            name,
+            query,
+            k,
+            json,
+        } => search(&ctx, &name, &query.join(" "), k, json),
+        KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
+        KbAction::Remove { name } => remove(&ctx, &name),
+    }
+}
+
+fn print_json(v: &impl Serialize) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(v)
+        .map_err(|e| Error::backend(format!("cannot encode JSON: {e}")))?;
+    text.push('\n');
+    output::print_stdout(&text)
+}
+
+fn add(ctx: &Ctx, name: &str, path: &Path, mut base: BaseConfig, json: bool) -> Result<()> {
+    if !valid_name(name) {
+        return Err(
+            Error::usage(format!("'{name}' cannot name a knowledge base"))
+                .hint("use letters, digits, - and _ (at most 64), starting with a letter or digit"),
+        );
+    }
+    if let Some(existing) = ctx.config.kb.bases.get(name) {
+        return Err(Error::usage(format!(
+            "knowledge base {name} already exists ({})",
+            existing.path.display()
+        ))
+        .hint(format!(
+            "sync it with: ai kb sync {name}; or remove it first: ai kb remove {name}"
+        )));
+    }
+    let abs = std::fs::canonicalize(path).map_err(|e| {
+        Error::not_found(format!(
+            "cannot use {} as a notes folder: {e}",
+            path.display()
+        ))
+        .hint("give the path of an existing folder")
+    })?;
+    if !abs.is_dir() {
+        return Err(Error::usage(format!("{} is not a folder", path.display()))
+            .hint("a knowledge base indexes a folder of notes"));
+    }
+    base.path = abs;
+    // Everything that can be checked without the network is checked before anything is saved:
+    // the globs, the embedding provider and its key.
+    kb::scan::Filter::new(&base.include, &base.exclude)?;
+    let embedder = kb::sync_embedder(&ctx.config, &base)?;
+    let home = ctx.home.clone();
+    let (config, ()) = Config::update(&home, |config| {
+        if config.kb.bases.contains_key(name) {
+            return Err(Error::usage(format!(
+                "knowledge base {name} already exists"
+            )));
+        }
+        config.set_kb_base(name, Some(&base))
+    })?;
+    // A stale index of the same name (from a base removed by hand) is not trusted.
+    store::remove(&home, name)?;
+    ctx.ui.notice(&format!(
+        "ai: knowledge base {name} added ({}); indexing it",
+        base.path.display()
+    ));
+    let counts = sync::run(&home, name, &base, embedder.as_ref(), true, &ctx.ui).map_err(|e| {
+        match e {
+            Error::Interrupted => {
+                ctx.ui.notice(&format!(
+                    "ai: indexing stopped; continue it with: ai kb sync {name}"
+                ));
+                e
+            }
+            e => {
+                output::print_error(&e);
+                ctx.ui.notice(&format!(
+                    "ai: knowledge base {name} is registered; fix the above, then run: ai kb sync {name}"
+                ));
+                Error::Exit(e.exit_code())
+            }
+        }
+    })?;
+    drop(config);
+    report(ctx, name, &counts, json)
+}
+
+fn report(ctx: &Ctx, name: &str, counts: &sync::Counts, json: bool) -> Result<()> {
+    if json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            name: &'a str,
+            #[serde(flatten)]
+            counts: &'a sync::Counts,
+        }
+        return print_json(&Out { name, counts });
+    }
+    output::print_stdout(&format!("{name}: {}\n", counts.line()))?;
+    skipped_notice(ctx, &counts.skipped);
+    Ok(())
+}
+
+fn skipped_notice(ctx: &Ctx, s: &sync::SkipCounts) {
+    let total = s.total();
+    if total == 0 {
+        return;
+    }
+    let parts: Vec<String> = [
+        (s.hidden, "hidden"),
+        (s.ignored, "gitignored"),
+        (s.excluded, "excluded"),
+        (s.unsupported, "not text"),
+        (s.large, "too large"),
+        (s.binary, "binary"),
+        (s.unreadable, "unreadable"),
+        (s.duplicate, "duplicate ID"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    ctx.ui.notice(&format!("ai: skipped {}", parts.join(", ")));
+}
+
+fn sync_all(ctx: &Ctx, names: &[String], full: bool, json: bool) -> Result<()> {
+    let names: Vec<String> = if names.is_empty() {
+        ctx.config.kb.bases.keys().cloned().collect()
+    } else {
+        for n in names {
+            kb::base(&ctx.config, n)?;
+        }
+        names.to_vec()
+    };
+    if names.is_empty() {
+        ctx.ui
+            .notice("ai: no knowledge bases yet (add one: ai kb add notes ~/notes)");
+        return Ok(());
+    }
+    let mut all = Vec::new();
+    let mut failed: Option<Error> = None;
+    for name in &names {
+        let base = kb::base(&ctx.config, name)?;
+        let result = kb::sync_embedder(&ctx.config, base)
+            .and_then(|e| sync::run(&ctx.home, name, base, e.as_ref(), full, &ctx.ui));
+        match result {
+            Ok(counts) => {
+                if !json {
+                    report(ctx, name, &counts, false)?;
+                }
+                all.push((name.clone(), counts));
+            }
+            Err(Error::Interrupted) => {
+                ctx.ui.notice(&format!(
+                    "ai: sync of {name} stopped; what was done is kept; run it again to continue"
+                ));
+                return Err(Error::Interrupted);
+            }
+            Err(e) if names.len() == 1 => return Err(e),
+            Err(e) => {
+                output::print_error(&e);
+                failed = Some(e);
+            }
+        }
+    }
+    if json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            name: &'a str,
+            #[serde(flatten)]
+            counts: &'a sync::Counts,
+        }
+        let out: Vec<Out<'_>> = all
+            .iter()
+            .map(|(name, counts)| Out { name, counts })
+            .collect();
+        print_json(&out)?;
+    }
+    match failed {
+        Some(e) => Err(Error::Exit(e.exit_code())),
+        None => Ok(()),
+    }
+}
+
+#[derive(Serialize)]
+struct Stats {
+    name: String,
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    indexed: bool,
+    notes: u64,
+    chunks: u64,
+    embedded: u64,
+    disk_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    embed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dimensions: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_sync: Option<String>,
+}
+
+fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
+    let mut s = Stats {
+        name: name.to_owned(),
+        path: base.path.display().to_string(),
+        description: base.description.clone(),
+        indexed: false,
+        notes: 0,
+        chunks: 0,
+        embedded: 0,
+        disk_bytes: 0,
+        embed: base.embed.clone(),
+        dimensions: base.dimensions,
+        last_sync: None,
+    };
+    if !store::file(home, name).exists() {
+        return Ok(s);
+    }
+    let ix = store::Index::open(home, name, false)?;
+    s.indexed = true;
+    s.notes = ix.count("SELECT count(*) FROM notes")?;
+    s.chunks = ix.count("SELECT count(*) FROM chunks")?;
+    s.embedded = ix.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")?;
+    s.disk_bytes = ix.disk_bytes();
+    s.embed = ix.meta("embed")?.or(s.embed);
+    s.dimensions = ix
+        .meta("dimensions")?
+        .and_then(|d| d.parse().ok())
+        .or(s.dimensions);
+    s.last_sync = ix.meta("last_sync")?;
+    Ok(s)
+}
+
+fn list(ctx: &Ctx, json: bool) -> Result<()> {
+    let mut rows = Vec::new();
+    for (name, base) in &ctx.config.kb.bases {
+        rows.push(stats_of(&ctx.home, name, base)?);
+    }
+    if json {
+        return print_json(&rows);
+    }
+    if rows.is_empty() {
+        ctx.ui
+            .notice("ai: no knowledge bases yet (add one: ai kb add notes ~/notes)");
+        return Ok(());
+    }
+    let mut table = Table::new();
+    table.load_preset(presets::NOTHING);
+    table.set_header(vec!["NAME", "NOTES", "SEARCH", "LAST SYNC", "FOLDER"]);
+    for r in &rows {
+        table.add_row(vec![
+            r.name.clone(),
+            if r.indexed {
+                r.notes.to_string()
+            } else {
+                "-".into()
+            },
+            r.embed.as_deref().map_or_else(
+                || "keywords".into(),
+                |e| format!("keywords + {}", sanitize(e)),
+            ),
+            r.last_sync
+                .as_deref()
+                .map_or_else(|| "never".into(), short_time),
+            sanitize(&r.path),
+        ]);
+    }
+    let mut out = output::trim_lines(&table.to_string());
+    out.push('\n');
+    if ctx.config.kb.default.is_some() {
+        ctx.ui.notice(&format!(
+            "ai: every call is grounded in {} (config \"kb.default\"; --no-kb turns it off)",
+            ctx.config.kb.default.as_deref().unwrap_or_default()
+        ));
+    }
+    output::print_stdout(&out)
+}
+
+fn short_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M")
+                .to_string()
+        })
+        .unwrap_or_else(|_| rfc3339.to_owned())
+}
+
+fn stats(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
+    let base = kb::base(&ctx.config, name)?;
+    let s = stats_of(&ctx.home, name, base)?;
+    if json {
+        return print_json(&s);
+    }
+    let mut out = String::new();
+    out.push_str(&format!("name          {}\n", s.name));
+    out.push_str(&format!("folder        {}\n", sanitize(&s.path)));
+    if let Some(d) = &s.description {
+        out.push_str(&format!("description   {}\n", one_line(d, 100)));
+    }
+    if !s.indexed {
+        out.push_str("index         none yet\n");
+        output::print_stdout(&out)?;
+        ctx.ui
+            .notice(&format!("ai: build it with: ai kb sync {name}"));
+        return Ok(());
+    }
+    out.push_str(&format!("notes         {}\n", s.notes));
+    out.push_str(&format!("passages      {}\n", s.chunks));
+    out.push_str(&format!("size on disk  {}\n", human_size(s.disk_bytes)));
+    match (&s.embed, s.dimensions) {
+        (Some(e), Some(d)) => out.push_str(&format!(
+            "embeddings    {} ({d} dimensions, {} of {} passages)\n",
+            sanitize(e),
+            s.embedded,
+            s.chunks
+        )),
+        (Some(e), None) => out.push_str(&format!("embeddings    {} (none yet)\n", sanitize(e))),
+        _ => out.push_str("embeddings    none (keyword search)\n"),
+    }
+    out.push_str(&format!(
+        "last sync     {}\n",
+        s.last_sync
+            .as_deref()
+            .map_or_else(|| "never".into(), short_time)
+    ));
+    output::print_stdout(&out)
+}
+
+fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()> {
+    if query.trim().is_empty() {
+        return Err(Error::usage("the query is empty")
+            .hint(format!("ai kb search {name} \"what you look for\"")));
+    }
+    let searcher = Searcher::open(&ctx.home, &ctx.config, name)?;
+    let deadline = std::time::Instant::now().checked_add(ctx.config.timeout);
+    let hits = searcher.search(query, k, deadline)?;
+    if json {
+        return print_json(&hits);
+    }
+    if hits.is_empty() {
+        ctx.ui
+            .notice(&format!("ai: nothing in {name} matches that"));
+        return Ok(());
+    }
+    let mut out = String::new();
+    for (i, h) in hits.iter().enumerate() {
+        out.push_str(&format!(
+            "[{}] {}  {}{}  ({:.2})\n    {}:{}-{}{}\n",
+            i + 1,
+            h.id,
+            h.ordering
+                .as_deref()
+                .map(|o| format!("{o} "))
+                .unwrap_or_default(),
+            one_line(&h.title, 80),
+            h.score,
+            h.path,
+            h.lines[0],
+            h.lines[1],
+            if h.heading.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", one_line(&h.heading, 80))
+            }
+        ));
+        for line in h.passage.lines().filter(|l| !l.trim().is_empty()).take(6) {
+            out.push_str(&format!("    {}\n", one_line(line, 120)));
+        }
+        out.push('\n');
+    }
+    output::print_foreign(out.trim_end_matches('\n'))?;
+    output::print_stdout("\n")
+}
+
+fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
+    let base = kb::base(&ctx.config, name)?;
+    let ix = store::Index::open(&ctx.home, name, false)?;
+    let row = ix
+        .conn
+        .query_row(
+            "SELECT id, title, ordering, path FROM notes WHERE id = ?1 OR path = ?1 LIMIT 1",
+            [id],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            },
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => {
+                Error::not_found(format!("knowledge base {name} has no note {id}"))
+                    .hint(format!("find one with: ai kb search {name} \"…\""))
+            }
+            e => ix.damaged(&e),
+        })?;
+    let (id, title, ordering, path) = row;
+    let file = base.path.join(&path);
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        Error::not_found(format!(
+            "note {id} of {name} is indexed but its file cannot be read ({}): {e}",
+            file.display()
+        ))
+        .hint(format!(
+            "bring the index up to date with: ai kb sync {name}"
+        ))
+    })?;
+    if json {
+        #[derive(Serialize)]
+        struct Note<'a> {
+            kb: &'a str,
+            id: &'a str,
+            title: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ordering: Option<&'a str>,
+            path: &'a str,
+            text: &'a str,
+        }
+        return print_json(&Note {
+            kb: name,
+            id: &id,
+            title: &title,
+            ordering: ordering.as_deref(),
+            path: &path,
+            text: &text,
+        });
+    }
+    ctx.ui.notice(&format!(
+        "ai: {} · {}{} · {}",
+        id,
+        ordering.map(|o| format!("{o} ")).unwrap_or_default(),
+        one_line(&title, 80),
+        file.display()
+    ));
+    output::print_foreign(&text)?;
+    if !text.ends_with('\n') {
+        output::print_stdout("\n")?;
+    }
+    Ok(())
+}
+
+fn remove(ctx: &Ctx, name: &str) -> Result<()> {
+    let base = kb::base(&ctx.config, name)?.clone();
+    // Not while a sync writes it.
+    let lock = sync::lock(&ctx.home, name)?;
+    Config::update(&ctx.home, |config| config.set_kb_base(name, None))?;
+    store::remove(&ctx.home, name)?;
+    drop(lock);
+    let _ = std::fs::remove_file(store::dir(&ctx.home).join(format!(".{name}.lock")));
+    ctx.ui.notice(&format!(
+        "ai: knowledge base {name} removed; its notes in {} are untouched",
+        base.path.display()
+    ));
+    if ctx.config.kb.default.as_deref() == Some(name) {
+        ctx.ui.warn(&format!(
+            "config \"kb.default\" still names {name}: remove it, or calls will fail"
+        ));
+    }
+    Ok(())
+}

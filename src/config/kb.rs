@@ -1,0 +1,63 @@
+//! The `"kb"` object of config.json: registered knowledge bases and how turns use them.
+//!
+//! ```json
+//! "kb": {
+//!   "default": "notes",
+//!   "top_k": 5,
+//!   "system": "…",
+//!   "bases": {
+//!     "notes": {"path": "/home/me/zettel", "embed": "openai:text-embedding-3-small",
+//!               "dimensions": 768, "include": ["*.md"], "exclude": ["drafts/**"]}
+//!   }
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The `"kb"` object.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct KbSettings {
+    /// A knowledge base every call is grounded in (`--no-kb` turns it off for one call).
+    #[serde(default)]
+    pub(crate) default: Option<String>,
+    /// Passages retrieved per turn (default 5).
+    #[serde(default)]
+    pub(crate) top_k: Option<usize>,
+    /// The system prompt of grounded turns (replaces the built-in one).
+    #[serde(default)]
+    pub(crate) system: Option<String>,
+    #[serde(default)]
+    pub(crate) bases: BTreeMap<String, BaseConfig>,
+}
+
+/// One registered knowledge base (`ai kb add` writes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BaseConfig {
+    /// The folder of notes (absolute).
+    pub(crate) path: PathBuf,
+    /// `PROVIDER:MODEL` of the embeddings; none: keyword search only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) embed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dimensions: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) include: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) exclude: Vec<String>,
+    /// What it holds, in a few words (shown by `ai kb list`, and to a model that searches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<String>,
+}
+
+/// Knowledge-base names: letters, digits, `-` and `_`, starting with a letter or digit.
+pub(crate) fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}

@@ -1,0 +1,220 @@
+//! Search: BM25 over the words and over the trigrams of every passage, and cosine over the
+//! vectors when the knowledge base has them, fused by reciprocal rank. The best passage of each
+//! note stands for the note.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rusqlite::params;
+
+use super::embed::{Embedder, Input, Purpose};
+use super::store::{Index, fold};
+use super::vectors;
+use crate::error::Result;
+
+/// One note found, by its best passage.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Hit {
+    pub(crate) kb: String,
+    pub(crate) id: String,
+    pub(crate) title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ordering: Option<String>,
+    pub(crate) path: String,
+    /// Relevance from 0 to 1, for ranking only (not comparable between queries).
+    pub(crate) score: f64,
+    /// Which passage of the note (0 for the first).
+    pub(crate) chunk: u32,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) heading: String,
+    pub(crate) lines: [u32; 2],
+    pub(crate) passage: String,
+}
+
+/// Rank fusion constant (the usual 60: the top of each list counts, the tail little).
+const RRF_K: f64 = 60.0;
+const W_WORDS: f64 = 1.0;
+const W_GRAMS: f64 = 0.8;
+const W_VECTORS: f64 = 1.2;
+
+/// Words that carry no meaning for a search, in English and German.
+const STOP: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for",
+    "from", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
+    "should", "so", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we",
+    "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "also", "aber",
+    "als", "am", "an", "auch", "auf", "aus", "bei", "bin", "bis", "das", "dass", "dem", "den",
+    "der", "des", "die", "doch", "du", "ein", "eine", "einem", "einen", "einer", "eines", "er",
+    "es", "für", "hat", "ich", "ihr", "im", "in", "ist", "kann", "mit", "nach", "nicht", "noch",
+    "oder", "sich", "sie", "sind", "so", "um", "und", "uns", "von", "vor", "was", "wie", "wir",
+    "wird", "wo", "zu", "zum", "zur", "über", "welche", "welcher", "wann", "warum", "gibt",
+];
+
+/// The search terms of a query: folded words, stop words dropped (unless nothing else is left),
+/// each once, at most 32.
+pub(crate) fn terms(query: &str) -> Vec<String> {
+    let folded = fold(query);
+    let mut all: Vec<&str> = folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|w| seen.insert(*w));
+    let meaningful: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|w| w.chars().count() > 1 && !STOP.contains(w))
+        .collect();
+    let chosen = if meaningful.is_empty() {
+        all
+    } else {
+        meaningful
+    };
+    chosen.into_iter().take(32).map(str::to_owned).collect()
+}
+
+fn fts_query(terms: &[String], min_chars: usize) -> Option<String> {
+    let quoted: Vec<String> = terms
+        .iter()
+        .filter(|t| t.chars().count() >= min_chars)
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}
+
+/// Chunk IDs best first, by BM25 (title and heading weigh more than body text).
+fn bm25(ix: &Index, table: &str, query: &str, limit: usize) -> Result<Vec<i64>> {
+    let mut st = ix
+        .conn
+        .prepare_cached(&format!(
+            "SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY bm25({table}, 3.0, 2.0, 1.0) LIMIT ?2"
+        ))
+        .map_err(|e| ix.damaged(&e))?;
+    let rows = st
+        .query_map(params![query, limit as i64], |r| r.get(0))
+        .map_err(|e| ix.damaged(&e))?;
+    rows.collect::<rusqlite::Result<_>>()
+        .map_err(|e| ix.damaged(&e))
+}
+
+/// The `k` notes that best answer `query`, best first.
+pub(crate) fn search(
+    ix: &Index,
+    query: &str,
+    k: usize,
+    embedder: Option<&Embedder>,
+    deadline: Option<Instant>,
+) -> Result<Vec<Hit>> {
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    let depth = (k * 5).max(25);
+    let terms = terms(query);
+    let mut lists: Vec<(f64, Vec<i64>)> = Vec::with_capacity(3);
+    if let Some(q) = fts_query(&terms, 1) {
+        lists.push((W_WORDS, bm25(ix, "words", &q, depth)?));
+    }
+    if let Some(q) = fts_query(&terms, 3) {
+        lists.push((W_GRAMS, bm25(ix, "grams", &q, depth)?));
+    }
+    let dims: usize = ix
+        .meta("dimensions")?
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0);
+    if let Some(e) = embedder
+        && dims > 0
+        && !query.trim().is_empty()
+    {
+        let mut v = e
+            .embed(
+                &[Input {
+                    text: query,
+                    title: None,
+                }],
+                Purpose::Query,
+                deadline,
+            )?
+            .pop()
+            .unwrap_or_default();
+        vectors::normalize(&mut v);
+        if v.len() == dims {
+            let near = vectors::nearest(ix, &v, depth)?;
+            lists.push((W_VECTORS, near.into_iter().map(|(c, _)| c).collect()));
+        }
+    }
+    let best: f64 = lists.iter().map(|(w, _)| w / (RRF_K + 1.0)).sum();
+    let mut fused: HashMap<i64, f64> = HashMap::new();
+    for (w, list) in &lists {
+        for (rank, c) in list.iter().enumerate() {
+            *fused.entry(*c).or_default() += w / (RRF_K + rank as f64 + 1.0);
+        }
+    }
+    let mut ranked: Vec<(i64, f64)> = fused.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+
+    let mut st = ix
+        .conn
+        .prepare_cached(
+            "SELECT n.id, n.title, n.ordering, n.path, c.seq, c.heading, c.start_line, c.end_line, c.text, n.n
+             FROM chunks c JOIN notes n ON n.n = c.note WHERE c.c = ?1",
+        )
+        .map_err(|e| ix.damaged(&e))?;
+    let mut hits: Vec<Hit> = Vec::with_capacity(k);
+    let mut notes_taken = std::collections::HashSet::new();
+    for (c, score) in ranked {
+        if hits.len() >= k {
+            break;
+        }
+        let row = st.query_row([c], |r| {
+            Ok((
+                Hit {
+                    kb: ix.name.clone(),
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    ordering: r.get(2)?,
+                    path: r.get(3)?,
+                    score: if best > 0.0 { score / best } else { 0.0 },
+                    chunk: r.get(4)?,
+                    heading: r.get(5)?,
+                    lines: [r.get(6)?, r.get(7)?],
+                    passage: r.get(8)?,
+                },
+                r.get::<_, i64>(9)?,
+            ))
+        });
+        match row {
+            Ok((hit, n)) => {
+                if notes_taken.insert(n) {
+                    hits.push(hit);
+                }
+            }
+            // A passage removed by a sync since the lists were read.
+            Err(rusqlite::Error::QueryReturnedNoRows) => {}
+            Err(e) => return Err(ix.damaged(&e)),
+        }
+    }
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_drop_stop_words_and_fold() {
+        assert_eq!(
+            terms("Wie läuft die Datenbank-Sicherung über Nacht?"),
+            vec!["läuft", "datenbank", "sicherung", "nacht"]
+        );
+        assert_eq!(terms("Straße"), vec!["strasse"]);
+        assert_eq!(terms("the"), vec!["the"]);
+        assert!(terms("  ?! ").is_empty());
+    }
+
+    #[test]
+    fn fts_query_quotes_every_term() {
+        let t = vec!["a\"b".to_owned(), "or".to_owned(), "xy".to_owned()];
+        assert_eq!(fts_query(&t, 1).unwrap(), "\"ab\" OR \"or\" OR \"xy\"");
+        assert_eq!(fts_query(&t, 3), None);
+    }
+}

@@ -1,0 +1,694 @@
+//! Bringing an index up to date with its folder, incrementally.
+//!
+//! A file whose size and mtime match the index is not read. A file that is read is matched to
+//! the index by its stable note ID, not its path: the same normalized text under a new path,
+//! title or ordering is a metadata change (nothing re-embedded); changed text replaces the note's
+//! passages, keeping the vectors of passages whose text did not change. Notes are written in
+//! transactions of a few hundred, and embeddings one committed batch at a time, so Ctrl+C (or a
+//! crash) leaves a consistent index that the next sync continues.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::time::Instant;
+
+use rusqlite::{Transaction, params};
+
+use super::chunk;
+use super::embed::{self, Embedder, Input, Purpose};
+use super::note::{self, Note};
+use super::progress::Progress;
+use super::scan::{self, Entry, Skipped};
+use super::store::{self, Index, fold};
+use super::vectors;
+use crate::config::Home;
+use crate::config::kb::BaseConfig;
+use crate::error::{Error, Result};
+use crate::output::Ui;
+use crate::signal;
+
+/// What a sync did.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub(crate) struct Counts {
+    pub(crate) added: u64,
+    pub(crate) updated: u64,
+    pub(crate) deleted: u64,
+    pub(crate) unchanged: u64,
+    pub(crate) metadata: u64,
+    /// Notes in the index afterwards.
+    pub(crate) notes: u64,
+    pub(crate) chunks: u64,
+    /// Passages sent for embedding in this sync.
+    pub(crate) embedded: u64,
+    /// Files not indexed, by reason.
+    pub(crate) skipped: SkipCounts,
+}
+
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub(crate) struct SkipCounts {
+    pub(crate) hidden: u64,
+    pub(crate) ignored: u64,
+    pub(crate) excluded: u64,
+    pub(crate) unsupported: u64,
+    pub(crate) large: u64,
+    pub(crate) binary: u64,
+    pub(crate) unreadable: u64,
+    /// A second file with a note ID already taken.
+    pub(crate) duplicate: u64,
+}
+
+impl SkipCounts {
+    fn from_scan(s: &Skipped) -> SkipCounts {
+        SkipCounts {
+            hidden: s.hidden,
+            ignored: s.ignored,
+            excluded: s.excluded,
+            unsupported: s.unsupported,
+            large: s.large,
+            ..SkipCounts::default()
+        }
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.hidden
+            + self.ignored
+            + self.excluded
+            + self.unsupported
+            + self.large
+            + self.binary
+            + self.unreadable
+            + self.duplicate
+    }
+}
+
+impl Counts {
+    /// `added 3 · updated 1 · deleted 0 · unchanged 142 · metadata 12 · 146 notes`
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "added {} · updated {} · deleted {} · unchanged {} · metadata {} · {} note{}",
+            self.added,
+            self.updated,
+            self.deleted,
+            self.unchanged,
+            self.metadata,
+            self.notes,
+            if self.notes == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Notes per transaction.
+const NOTES_PER_COMMIT: usize = 256;
+
+/// The lock that lets one sync of a knowledge base run at a time (searches do not take it).
+pub(crate) fn lock(home: &Home, name: &str) -> Result<File> {
+    let dir = store::dir(home);
+    crate::config::create_private_dir(&dir)?;
+    let path = dir.join(format!(".{name}.lock"));
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", path.clone(), e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::busy(format!(
+            "knowledge base {name} is being synced by another call"
+        ))
+        .hint("wait for it to finish, then run the sync again if needed")),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", path, e)),
+    }
+}
+
+struct Known {
+    n: i64,
+    path: String,
+    hash: String,
+    title: String,
+    ordering: Option<String>,
+    size: i64,
+    mtime: i64,
+}
+
+/// Sync knowledge base `name` with its folder.
+pub(crate) fn run(
+    home: &Home,
+    name: &str,
+    base: &BaseConfig,
+    embedder: Option<&Embedder>,
+    full: bool,
+    ui: &Ui,
+) -> Result<Counts> {
+    let _lock = lock(home, name)?;
+    let root = &base.path;
+    if !root.is_dir() {
+        return Err(Error::not_found(format!(
+            "the folder of knowledge base {name} is missing: {}",
+            root.display()
+        ))
+        .hint(format!(
+            "restore it, or remove the knowledge base with: ai kb remove {name}"
+        )));
+    }
+    let mut full = full;
+    if !full && store::file(home, name).exists() {
+        let ix = Index::open(home, name, false)?;
+        if ix.meta("chunker")?.as_deref() != Some(store::CHUNKER) {
+            ui.notice(&format!(
+                "ai: knowledge base {name} was chunked by another version; rebuilding it"
+            ));
+            full = true;
+        }
+    }
+    if full {
+        store::remove(home, name)?;
+    }
+    let ix = Index::open(home, name, true)?;
+    check_embedding(&ix, embedder, base)?;
+
+    let filter = scan::Filter::new(&base.include, &base.exclude)?;
+    let (entries, skipped) = scan::scan(root, &filter)?;
+    let mut counts = Counts {
+        skipped: SkipCounts::from_scan(&skipped),
+        ..Counts::default()
+    };
+
+    let known = load_known(&ix)?;
+    let by_path: HashMap<&str, &str> = known
+        .iter()
+        .map(|(id, k)| (k.path.as_str(), id.as_str()))
+        .collect();
+    let mut seen: HashSet<String> = HashSet::with_capacity(entries.len());
+    let budget = embedder.map_or(chunk::DEFAULT_BUDGET, |e| {
+        chunk::DEFAULT_BUDGET.min(e.max_input_tokens() / 2).max(64)
+    });
+
+    let mut progress = Progress::new(ui, "notes", entries.len() as u64);
+    let mut tx = Some(begin(&ix)?);
+    let mut in_tx = 0usize;
+    for (i, entry) in entries.iter().enumerate() {
+        progress.set(i as u64);
+        if signal::interrupted() {
+            break;
+        }
+        // Unchanged by size and mtime: not even read.
+        if let Some(id) = by_path.get(entry.rel.as_str())
+            && let Some(k) = known.get(*id)
+            && k.size == entry.size as i64
+            && k.mtime == entry.mtime_ns
+            && !seen.contains(*id)
+        {
+            seen.insert((*id).to_owned());
+            counts.unchanged += 1;
+            continue;
+        }
+        let Some(note) = read_entry(entry, &mut counts.skipped) else {
+            continue;
+        };
+        if seen.contains(&note.id) {
+            counts.skipped.duplicate += 1;
+            ui.warn(&format!(
+                "{}: note ID {} is already used by another file; skipped",
+                entry.rel, note.id
+            ));
+            continue;
+        }
+        let t = tx.as_ref().expect("a transaction is open");
+        match known.get(&note.id) {
+            Some(k) if k.hash == note.hash => {
+                let meta_changed =
+                    k.path != entry.rel || k.title != note.title || k.ordering != note.ordering;
+                update_note_meta(&ix, t, k, entry, &note)?;
+                if meta_changed {
+                    counts.metadata += 1;
+                } else {
+                    counts.unchanged += 1;
+                }
+            }
+            Some(k) => {
+                replace_note(&ix, t, Some(k), entry, &note, budget)?;
+                counts.updated += 1;
+            }
+            None => {
+                replace_note(&ix, t, None, entry, &note, budget)?;
+                counts.added += 1;
+            }
+        }
+        seen.insert(note.id);
+        in_tx += 1;
+        if in_tx >= NOTES_PER_COMMIT {
+            commit(&ix, tx.take())?;
+            tx = Some(begin(&ix)?);
+            in_tx = 0;
+        }
+    }
+    let interrupted = signal::interrupted();
+    if !interrupted {
+        // Only a complete scan may say what is gone.
+        let t = tx.as_ref().expect("a transaction is open");
+        for (id, k) in &known {
+            if !seen.contains(id) {
+                delete_note(&ix, t, k.n)?;
+                counts.deleted += 1;
+            }
+        }
+    }
+    commit(&ix, tx.take())?;
+    progress.finish();
+    if interrupted {
+        return Err(Error::Interrupted);
+    }
+
+    if let Some(e) = embedder {
+        counts.embedded = embed_missing(&ix, e, ui)?;
+        let dims = ix
+            .meta("dimensions")?
+            .and_then(|d| d.parse::<usize>().ok())
+            .unwrap_or(0);
+        let side = vectors::file(&ix.path);
+        let stale =
+            counts.embedded > 0 || counts.deleted > 0 || counts.updated > 0 || !side.exists();
+        if dims > 0 && stale {
+            vectors::rebuild(&ix, dims)?;
+        }
+    }
+    counts.notes = ix.count("SELECT count(*) FROM notes")?;
+    counts.chunks = ix.count("SELECT count(*) FROM chunks")?;
+    ix.set_meta("last_sync", Some(&chrono::Utc::now().to_rfc3339()))?;
+    // Fold the write-ahead log back so the index is one file at rest.
+    let _ = ix
+        .conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    Ok(counts)
+}
+
+/// A knowledge base keeps one embedding model and size: it refuses to mix them.
+fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -> Result<()> {
+    let recorded = ix.meta("embed")?;
+    let wanted = embedder.map(|e| e.spec().to_owned());
+    let chunks = ix.count("SELECT count(*) FROM chunks")?;
+    if recorded != wanted && chunks > 0 {
+        let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "no embeddings".into());
+        return Err(Error::usage(format!(
+            "knowledge base {} was indexed with {}, but its config now asks for {}",
+            ix.name,
+            show(&recorded),
+            show(&wanted)
+        ))
+        .hint(format!(
+            "rebuild it with the new model: ai kb sync --full {}",
+            ix.name
+        )));
+    }
+    if let (Some(d), Some(recorded)) = (base.dimensions, ix.meta("dimensions")?)
+        && recorded != d.to_string()
+        && chunks > 0
+    {
+        return Err(Error::usage(format!(
+            "knowledge base {} holds {recorded}-dimension vectors, but its config asks for {d}",
+            ix.name
+        ))
+        .hint(format!("rebuild it with: ai kb sync --full {}", ix.name)));
+    }
+    ix.set_meta("embed", wanted.as_deref())?;
+    if chunks == 0 {
+        ix.set_meta(
+            "dimensions",
+            base.dimensions.map(|d| d.to_string()).as_deref(),
+        )?;
+    }
+    Ok(())
+}
+
+fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
+    let mut st = ix
+        .conn
+        .prepare("SELECT n, id, path, hash, title, ordering, size, mtime FROM notes")
+        .map_err(|e| ix.damaged(&e))?;
+    let rows = st
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(1)?,
+                Known {
+                    n: r.get(0)?,
+                    path: r.get(2)?,
+                    hash: r.get(3)?,
+                    title: r.get(4)?,
+                    ordering: r.get(5)?,
+                    size: r.get(6)?,
+                    mtime: r.get(7)?,
+                },
+            ))
+        })
+        .map_err(|e| ix.damaged(&e))?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (id, k) = row.map_err(|e| ix.damaged(&e))?;
+        out.insert(id, k);
+    }
+    Ok(out)
+}
+
+/// Read and identify a file; `None` (counted) when it cannot be a note.
+fn read_entry(entry: &Entry, skipped: &mut SkipCounts) -> Option<Note> {
+    let bytes = match std::fs::read(&entry.path) {
+        Ok(b) => b,
+        Err(_) => {
+            skipped.unreadable += 1;
+            return None;
+        }
+    };
+    if bytes.len() as u64 > scan::MAX_FILE_BYTES {
+        skipped.large += 1;
+        return None;
+    }
+    if scan::is_binary(&bytes[..bytes.len().min(8192)]) {
+        skipped.binary += 1;
+        return None;
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        skipped.binary += 1;
+        return None;
+    };
+    Some(note::read(&entry.rel, &text, entry.kind))
+}
+
+fn begin(ix: &Index) -> Result<Transaction<'_>> {
+    // IMMEDIATE: take the write lock now (waiting out readers' checkpoints via busy_timeout).
+    Transaction::new_unchecked(&ix.conn, rusqlite::TransactionBehavior::Immediate)
+        .map_err(|e| ix.damaged(&e))
+}
+
+fn commit(ix: &Index, tx: Option<Transaction<'_>>) -> Result<()> {
+    match tx {
+        Some(t) => t.commit().map_err(|e| ix.damaged(&e)),
+        None => Ok(()),
+    }
+}
+
+fn update_note_meta(
+    ix: &Index,
+    t: &Transaction<'_>,
+    k: &Known,
+    entry: &Entry,
+    note: &Note,
+) -> Result<()> {
+    t.execute(
+        "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, size = ?5, mtime = ?6 WHERE n = ?1",
+        params![
+            k.n,
+            entry.rel,
+            note.title,
+            note.ordering,
+            entry.size as i64,
+            entry.mtime_ns
+        ],
+    )
+    .map_err(|e| ix.damaged(&e))?;
+    if k.title != note.title {
+        // The title is searchable: index the passages again under the new one.
+        let rows: Vec<(i64, String, String)> = {
+            let mut st = t
+                .prepare_cached("SELECT c, heading, text FROM chunks WHERE note = ?1")
+                .map_err(|e| ix.damaged(&e))?;
+            st.query_map([k.n], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(|e| ix.damaged(&e))?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(|e| ix.damaged(&e))?
+        };
+        for (c, heading, text) in rows {
+            unindex(ix, t, c)?;
+            index_text(ix, t, c, &note.title, &heading, &text)?;
+        }
+    }
+    Ok(())
+}
+
+fn unindex(ix: &Index, t: &Transaction<'_>, c: i64) -> Result<()> {
+    for table in ["words", "grams"] {
+        t.execute(&format!("DELETE FROM {table} WHERE rowid = ?1"), [c])
+            .map_err(|e| ix.damaged(&e))?;
+    }
+    Ok(())
+}
+
+fn index_text(
+    ix: &Index,
+    t: &Transaction<'_>,
+    c: i64,
+    title: &str,
+    heading: &str,
+    text: &str,
+) -> Result<()> {
+    let (title, heading, text) = (fold(title), fold(heading), fold(text));
+    for table in ["words", "grams"] {
+        let mut st = t
+            .prepare_cached(&format!(
+                "INSERT INTO {table}(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)"
+            ))
+            .map_err(|e| ix.damaged(&e))?;
+        st.execute(params![c, title, heading, text])
+            .map_err(|e| ix.damaged(&e))?;
+    }
+    Ok(())
+}
+
+fn delete_note(ix: &Index, t: &Transaction<'_>, n: i64) -> Result<()> {
+    let chunks: Vec<(i64, bool)> = {
+        let mut st = t
+            .prepare_cached("SELECT c, vector IS NOT NULL FROM chunks WHERE note = ?1")
+            .map_err(|e| ix.damaged(&e))?;
+        st.query_map([n], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| ix.damaged(&e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| ix.damaged(&e))?
+    };
+    let mut vectors_gone = false;
+    for (c, had_vector) in chunks {
+        unindex(ix, t, c)?;
+        vectors_gone |= had_vector;
+    }
+    t.execute("DELETE FROM chunks WHERE note = ?1", [n])
+        .map_err(|e| ix.damaged(&e))?;
+    t.execute("DELETE FROM notes WHERE n = ?1", [n])
+        .map_err(|e| ix.damaged(&e))?;
+    if vectors_gone {
+        vectors::bump(ix)?;
+    }
+    Ok(())
+}
+
+/// The hash that decides whether a passage must be embedded again.
+fn chunk_hash(heading: &str, text: &str) -> String {
+    let mut s = String::with_capacity(heading.len() + text.len() + 1);
+    s.push_str(heading);
+    s.push('\n');
+    s.push_str(text);
+    note::hash(&s)
+}
+
+/// Write a new or changed note and its passages; passages whose text is unchanged keep their
+/// vectors.
+fn replace_note(
+    ix: &Index,
+    t: &Transaction<'_>,
+    old: Option<&Known>,
+    entry: &Entry,
+    note: &Note,
+    budget: usize,
+) -> Result<()> {
+    let mut kept: HashMap<String, Vec<u8>> = HashMap::new();
+    let n = match old {
+        Some(k) => {
+            {
+                let mut st = t
+                    .prepare_cached(
+                        "SELECT hash, vector FROM chunks WHERE note = ?1 AND vector IS NOT NULL",
+                    )
+                    .map_err(|e| ix.damaged(&e))?;
+                let rows = st
+                    .query_map([k.n], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+                    })
+                    .map_err(|e| ix.damaged(&e))?;
+                for row in rows {
+                    let (h, v) = row.map_err(|e| ix.damaged(&e))?;
+                    kept.insert(h, v);
+                }
+            }
+            let had_vectors = !kept.is_empty();
+            let olds: Vec<i64> = {
+                let mut st = t
+                    .prepare_cached("SELECT c FROM chunks WHERE note = ?1")
+                    .map_err(|e| ix.damaged(&e))?;
+                st.query_map([k.n], |r| r.get(0))
+                    .map_err(|e| ix.damaged(&e))?
+                    .collect::<rusqlite::Result<_>>()
+                    .map_err(|e| ix.damaged(&e))?
+            };
+            for c in olds {
+                unindex(ix, t, c)?;
+            }
+            t.execute("DELETE FROM chunks WHERE note = ?1", [k.n])
+                .map_err(|e| ix.damaged(&e))?;
+            t.execute(
+                "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, hash = ?5, size = ?6, mtime = ?7 WHERE n = ?1",
+                params![k.n, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns],
+            )
+            .map_err(|e| ix.damaged(&e))?;
+            if had_vectors {
+                vectors::bump(ix)?;
+            }
+            k.n
+        }
+        None => {
+            t.execute(
+                "INSERT INTO notes (id, path, title, ordering, hash, size, mtime) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![note.id, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns],
+            )
+            .map_err(|e| ix.damaged(&e))?;
+            t.last_insert_rowid()
+        }
+    };
+    let chunks = chunk::split(&note.body, note.first_line, entry.kind, budget);
+    let mut reused = false;
+    for (seq, ch) in chunks.iter().enumerate() {
+        let hash = chunk_hash(&ch.heading, &ch.text);
+        let vector = kept.remove(&hash);
+        reused |= vector.is_some();
+        {
+            let mut st = t
+                .prepare_cached(
+                    "INSERT INTO chunks (note, seq, heading, start_line, end_line, text, hash, vector)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(|e| ix.damaged(&e))?;
+            st.execute(params![
+                n,
+                seq as i64,
+                ch.heading,
+                ch.start_line,
+                ch.end_line,
+                ch.text,
+                hash,
+                vector
+            ])
+            .map_err(|e| ix.damaged(&e))?;
+        }
+        let c = t.last_insert_rowid();
+        index_text(ix, t, c, &note.title, &ch.heading, &ch.text)?;
+    }
+    if reused {
+        vectors::bump(ix)?;
+    }
+    Ok(())
+}
+
+/// Embed every passage that has no vector yet, one committed batch at a time.
+fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
+    let todo: Vec<(i64, String, String, String)> = {
+        let mut st = ix
+            .conn
+            .prepare(
+                "SELECT c.c, c.heading, c.text, n.title FROM chunks c JOIN notes n ON n.n = c.note
+                 WHERE c.vector IS NULL ORDER BY c.c",
+            )
+            .map_err(|err| ix.damaged(&err))?;
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(|err| ix.damaged(&err))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|err| ix.damaged(&err))?
+    };
+    if todo.is_empty() {
+        return Ok(0);
+    }
+    let texts: Vec<String> = todo
+        .iter()
+        .map(|(_, heading, text, _)| embed_text(heading, text))
+        .collect();
+    let tokens: Vec<usize> = texts.iter().map(|t| chunk::estimate_tokens(t)).collect();
+    let batches = embed::batches(&tokens, e.max_batch(), e.max_batch_tokens());
+    let mut progress = Progress::new(ui, "embedding batches", batches.len() as u64);
+    let mut dims: Option<usize> = ix.meta("dimensions")?.and_then(|d| d.parse().ok());
+    let mut done = 0u64;
+    let started = Instant::now();
+    for (i, range) in batches.iter().enumerate() {
+        progress.set(i as u64);
+        if signal::interrupted() {
+            progress.finish();
+            return Err(Error::Interrupted);
+        }
+        let inputs: Vec<Input<'_>> = range
+            .clone()
+            .map(|j| Input {
+                text: &texts[j],
+                title: Some(todo[j].3.as_str()),
+            })
+            .collect();
+        let got = e.embed(&inputs, Purpose::Document, None).inspect_err(|_| {
+            progress.finish();
+        })?;
+        if got.len() != inputs.len() {
+            progress.finish();
+            return Err(Error::backend(format!(
+                "{} returned {} vectors for {} passages",
+                e.spec(),
+                got.len(),
+                inputs.len()
+            )));
+        }
+        let len = got.first().map_or(0, Vec::len);
+        match dims {
+            Some(d) if d != len => {
+                progress.finish();
+                return Err(Error::backend(format!(
+                    "{} returned {len}-dimension vectors, but knowledge base {} holds {d}",
+                    e.spec(),
+                    ix.name
+                ))
+                .hint(format!(
+                    "set \"dimensions\" to match, or rebuild with: ai kb sync --full {}",
+                    ix.name
+                )));
+            }
+            _ => {}
+        }
+        let t = begin(ix)?;
+        if dims.is_none() {
+            ix.set_meta("dimensions", Some(&len.to_string()))?;
+            dims = Some(len);
+        }
+        {
+            let mut st = t
+                .prepare_cached("UPDATE chunks SET vector = ?2 WHERE c = ?1")
+                .map_err(|err| ix.damaged(&err))?;
+            for (j, mut v) in range.clone().zip(got) {
+                vectors::normalize(&mut v);
+                st.execute(params![todo[j].0, vectors::to_blob(&v)])
+                    .map_err(|err| ix.damaged(&err))?;
+            }
+        }
+        vectors::bump(ix)?;
+        t.commit().map_err(|err| ix.damaged(&err))?;
+        done += range.len() as u64;
+    }
+    progress.finish();
+    if done > 0 {
+        ui.notice(&format!(
+            "ai: embedded {done} passage{} with {} in {:.1}s",
+            if done == 1 { "" } else { "s" },
+            e.spec(),
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(done)
+}
+
+/// What is embedded for a passage: its heading path, then its text.
+pub(crate) fn embed_text(heading: &str, text: &str) -> String {
+    if heading.is_empty() {
+        text.to_owned()
+    } else {
+        format!("{heading}\n\n{text}")
+    }
+}
