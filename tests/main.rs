@@ -32,6 +32,8 @@ mod guard;
 mod hostile_bounds;
 #[path = "suite/hostile_signals.rs"]
 mod hostile_signals;
+#[path = "suite/kb.rs"]
+mod kb;
 #[path = "suite/layering.rs"]
 mod layering;
 #[path = "suite/modes.rs"]

@@ -185,6 +185,22 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
                     short_ts(&m.ts),
                     sanitize(m.content.trim_end())
                 ));
+                if !m.sources.is_empty() {
+                    out.push_str("sources:\n");
+                    for (n, s) in m.sources.iter().enumerate() {
+                        out.push_str(&format!(
+                            "  [{}] {}{} ({}, {})\n",
+                            n + 1,
+                            s.ordering
+                                .as_deref()
+                                .map(|o| format!("{} ", sanitize(o)))
+                                .unwrap_or_default(),
+                            one_line(s.title.as_deref().unwrap_or(""), 80),
+                            sanitize(&s.id),
+                            sanitize(&s.kb)
+                        ));
+                    }
+                }
             }
             Record::Pending(p) => {
                 let then = if waiting.contains(&i) {
