@@ -178,6 +178,13 @@ impl Embedder {
         purpose: Purpose,
         deadline: Option<Instant>,
     ) -> Result<Vec<Vec<f32>>> {
+        if let Some(at) = inputs.iter().position(|i| i.text.trim().is_empty()) {
+            return Err(Error::usage(format!(
+                "input {} of {} is empty; there is nothing to embed",
+                at + 1,
+                inputs.len()
+            )));
+        }
         let mut out = Vec::with_capacity(inputs.len());
         for part in inputs.chunks(self.max_batch().max(1)) {
             out.extend(self.one_request(part, purpose, deadline)?);
@@ -191,13 +198,6 @@ impl Embedder {
         purpose: Purpose,
         deadline: Option<Instant>,
     ) -> Result<Vec<Vec<f32>>> {
-        if let Some(at) = inputs.iter().position(|i| i.text.trim().is_empty()) {
-            return Err(Error::usage(format!(
-                "input {} of {} is empty; there is nothing to embed",
-                at + 1,
-                inputs.len()
-            )));
-        }
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
@@ -213,7 +213,7 @@ impl Embedder {
         let mut provider = Arc::clone(p);
         let mut limit = "the timeout";
         if let Some(d) = deadline
-            && d < now + p.timeout
+            && d < later(now, p.timeout)
         {
             let left = d.saturating_duration_since(now);
             if left.is_zero() {
@@ -236,7 +236,7 @@ impl Embedder {
         };
         let job = Job {
             built: wire::request(&provider, &ask, inputs),
-            deadline: now + provider.timeout,
+            deadline: later(now, provider.timeout),
             p: provider,
             agent: self.agent.clone(),
             wire: self.wire,
@@ -256,6 +256,14 @@ impl Embedder {
             .map_err(|e| Error::backend(format!("cannot start a thread for the request: {e}")))?;
         wait(&rx, signal::interrupted)
     }
+}
+
+/// `now + d`, or a year from now when `d` is longer than an `Instant` can hold (a timeout of
+/// 1e18 seconds in config).
+fn later(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(now)
 }
 
 /// The most dimensions accepted (models today give at most 4096).

@@ -888,6 +888,7 @@ fn the_deadline_bounds_the_request() {
         ..answer(200, r#"{"data":[{"index":0,"embedding":[1]}]}"#)
     };
     let (url, _seen) = serve(vec![slow]);
+    assert!(later(Instant::now(), Duration::MAX) > Instant::now());
     let (_d, e) = embedder("openai", &url, "m", None);
     let started = Instant::now();
     let err = e
@@ -935,4 +936,21 @@ fn empty_inputs_and_big_batches() {
     assert!(err.to_string().contains("1 vectors for 64 inputs"), "{err}");
     let seen = seen.lock().unwrap();
     assert_eq!(seen[0].2["input"].as_array().unwrap().len(), 64);
+}
+
+#[test]
+fn a_huge_timeout_in_config_does_not_overflow() {
+    let (url, _seen) = serve(vec![
+        answer(200, r#"{"embeddings":[[2]]}"#),
+        answer(200, r#"{"embeddings":[[3]]}"#),
+    ]);
+    let (_d, cfg) = provider_config("ollama", &url, json!({"timeout": 1e18}));
+    let e = Embedder::new("t:m", None, &cfg)
+        .unwrap()
+        .with_ui(Ui::new(true));
+    let soon = Some(Instant::now() + Duration::from_secs(30));
+    for deadline in [soon, None] {
+        let v = e.embed(&inputs(&["x"]), Purpose::Query, deadline).unwrap();
+        assert_eq!(v, vec![vec![1.0]]);
+    }
 }
