@@ -4,16 +4,16 @@
 //! 429 and 5xx as chat requests are, bounded by a deadline, and given up at once on Ctrl+C. Every
 //! vector it returns is checked and L2-normalized, so cosine similarity is a dot product.
 
+mod send;
 mod wire;
 
 use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use self::wire::{Ask, Shape, Wire};
-use crate::backend::http::failure::Failure;
+use self::send::Job;
+use self::wire::{Ask, Wire};
 use crate::backend::http::provider::{self, Env, Protocol, Resolved};
-use crate::backend::http::{Bad, Built, reply};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::output::Ui;
@@ -34,9 +34,6 @@ pub(crate) struct Input<'a> {
     pub(crate) text: &'a str,
     pub(crate) title: Option<&'a str>,
 }
-
-/// The most of a reply that is read: 256 inputs of 3072 numbers at ~20 bytes each is ~16 MB.
-const MAX_BODY: u64 = 128 * 1024 * 1024;
 
 /// How often the waiting thread looks for Ctrl+C.
 const POLL: Duration = Duration::from_millis(50);
@@ -304,31 +301,34 @@ pub(crate) fn estimate_tokens(text: &str) -> usize {
 /// The per-input limit for a model, in estimated tokens, with a margin.
 fn input_limit(wire: Wire, model: &str) -> usize {
     let m = model.to_ascii_lowercase();
+    let small = || small_model(&m);
     let model_limit = match wire {
         // Also on Azure, where the name is a deployment's (often the model's).
         _ if m.starts_with("text-embedding-3") || m.starts_with("text-embedding-ada") => 8192,
         Wire::Gemini => 2048,
         // Small BERT-style models read 512 tokens (all-minilm 256).
-        Wire::Ollama | Wire::Openai if m.contains("all-minilm") => 256,
-        Wire::Ollama | Wire::Openai
-            if [
-                "mxbai",
-                "snowflake-arctic-embed:",
-                "bge-large",
-                "bge-base",
-                "e5",
-                "gte-",
-            ]
-            .iter()
-            .any(|k| m.contains(k)) =>
-        {
-            512
-        }
-        Wire::Ollama => 2048,
+        Wire::Ollama => small().unwrap_or(2048),
         // An unknown OpenAI-compatible server: many serve 512-token models.
-        Wire::Openai | Wire::Azure => 512,
+        Wire::Openai => small().unwrap_or(512),
+        Wire::Azure => 512,
     };
     model_limit - model_limit / 8
+}
+
+/// The input limit of the small open models that read less than Ollama's default context.
+fn small_model(m: &str) -> Option<usize> {
+    const SMALL: [(&str, usize); 8] = [
+        ("all-minilm", 256),
+        // v2 reads 8192; Ollama's default context is the bound then.
+        ("snowflake-arctic-embed2", 2048),
+        ("snowflake-arctic-embed", 512),
+        ("mxbai-embed", 512),
+        ("bge-large", 512),
+        ("bge-base", 512),
+        ("bge-small", 512),
+        ("e5", 512),
+    ];
+    SMALL.iter().find(|(k, _)| m.contains(k)).map(|&(_, n)| n)
 }
 
 /// `PROVIDER:MODEL` → its two parts (the model may hold more colons: `ollama:bge-m3:latest`).
@@ -385,19 +385,22 @@ fn providers_hint(config: &Config) -> String {
             Protocol::Openai | Protocol::Azure | Protocol::Gemini | Protocol::Ollama
         )
     };
+    // As a spec names them: `gemini`, not `gemini-api`.
+    let shown = |n: &str| match n {
+        "gemini-api" => "gemini".to_owned(),
+        "ollama-api" => "ollama".to_owned(),
+        other => other.to_owned(),
+    };
     let mut names: Vec<String> = provider::builtin_names()
         .filter(|n| provider::builtin_protocol(n).is_some_and(embeds))
-        .map(|n| match n {
-            "gemini-api" => "gemini".to_owned(),
-            "ollama-api" => "ollama".to_owned(),
-            other => other.to_owned(),
-        })
+        .map(shown)
         .collect();
     for (name, cfg) in provider::configured(config).unwrap_or_default() {
         let protocol = cfg
             .protocol
             .or_else(|| provider::builtin_protocol(&name))
             .unwrap_or(Protocol::Openai);
+        let name = shown(&name);
         if embeds(protocol) && !names.contains(&name) {
             names.push(name);
         }
@@ -422,229 +425,6 @@ fn wait<T>(rx: &mpsc::Receiver<Result<T>>, stop: impl Fn() -> bool) -> Result<T>
             }
         }
     }
-}
-
-/// One request, with everything the worker thread needs.
-struct Job {
-    p: Arc<Resolved>,
-    agent: ureq::Agent,
-    built: Built,
-    deadline: Instant,
-    wire: Wire,
-    model: String,
-    want: usize,
-    dimensions: Option<u32>,
-    /// What the deadline is called in messages.
-    limit: &'static str,
-    ui: Ui,
-}
-
-impl Job {
-    /// The request with retries, then the vectors. Every attempt gets the time left; no wait
-    /// may pass the deadline.
-    fn run(&self) -> Result<Vec<Vec<f32>>> {
-        let p = &*self.p;
-        let mut attempt = 0u32;
-        loop {
-            let failure = match self.attempt() {
-                Ok(vectors) => return Ok(vectors),
-                Err(f) => *f,
-            };
-            let Some(delay) = failure.retry_delay(attempt).filter(|_| attempt < p.retries) else {
-                return Err(self.error(failure));
-            };
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            if delay >= left {
-                return Err(failure.beyond(p, &self.model, self.limit));
-            }
-            attempt += 1;
-            if signal::interrupted() {
-                return Err(Error::Interrupted);
-            }
-            // The error text comes from the server, which may echo the key.
-            self.ui.notice(&p.redact(&format!(
-                "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
-                p.name,
-                failure.short(),
-                delay.as_secs_f64(),
-                p.retries
-            )));
-            std::thread::sleep(delay);
-        }
-    }
-
-    fn attempt(&self) -> Result<Vec<Vec<f32>>, Box<Failure>> {
-        let p = &*self.p;
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Box::new(Failure::Transport(ureq::Error::Timeout(
-                ureq::Timeout::Global,
-            ))));
-        }
-        let mut request = self
-            .agent
-            .post(&self.built.url)
-            .config()
-            .timeout_global(Some(left))
-            .timeout_connect(Some(Duration::from_secs(15).min(left)))
-            .build()
-            .header("content-type", "application/json");
-        for (k, v) in &self.built.headers {
-            request = request.header(k, v);
-        }
-        let resp = request
-            .send(&self.built.body[..])
-            .map_err(|e| Box::new(Failure::Transport(e)))?;
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let mut body = Vec::new();
-        let read = std::io::Read::read_to_end(
-            &mut std::io::Read::take(resp.into_body().into_reader(), MAX_BODY + 1),
-            &mut body,
-        );
-        if status >= 400 {
-            let text = String::from_utf8_lossy(&body[..body.len().min(256 * 1024)]);
-            return Err(Box::new(Failure::Status {
-                status,
-                headers,
-                body: crate::backend::http::ErrorBody::parse(&text),
-            }));
-        }
-        read.map_err(|e| Box::new(Failure::Io(e)))?;
-        if body.len() as u64 > MAX_BODY {
-            return Err(Box::new(Failure::Final(invalid(
-                p,
-                &format!("a reply longer than {} MiB", MAX_BODY >> 20),
-            ))));
-        }
-        if let Some(enc) =
-            header(&headers, "content-encoding").filter(|e| !e.is_empty() && e != "identity")
-        {
-            return Err(Box::new(Failure::Final(invalid(
-                p,
-                &format!("a {enc}-compressed body, which ai does not ask for and cannot read"),
-            ))));
-        }
-        let html = header(&headers, "content-type")
-            .is_some_and(|t| t.starts_with("text/html") || t.starts_with("application/xhtml"));
-        let start = body.iter().find(|b| !b.is_ascii_whitespace());
-        if html || start == Some(&b'<') {
-            let page = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
-            return Err(Box::new(Failure::Final(invalid(
-                p,
-                &format!(
-                    "an HTML page, not {}: {}",
-                    reply::api_name(p.protocol),
-                    reply::html_summary(&page)
-                ),
-            ))));
-        }
-        let vectors = wire::parse(self.wire, &body).map_err(|bad| match bad {
-            Bad::Provider(e) => Box::new(Failure::InStream(e)),
-            Bad::Invalid(why) => Box::new(Failure::Final(invalid(p, &why))),
-        })?;
-        drop(body);
-        wire::finish(vectors, self.want, self.dimensions)
-            .map_err(|shape| Box::new(Failure::Final(self.shape_error(&shape))))
-    }
-
-    /// The error for a failure that is not retried (again).
-    fn error(&self, failure: Failure) -> Error {
-        let p = &*self.p;
-        let model = &self.model;
-        if let Failure::Status { status, body, .. } = &failure {
-            let detail = format!(
-                "{status}: {}",
-                crate::fmt::one_line(&p.redact(&body.message), 300)
-            );
-            let lower = format!("{} {}", body.code, body.message).to_lowercase();
-            let client = matches!(status, 400 | 413 | 422);
-            let too_long = [
-                "too long",
-                "too many tokens",
-                "context length",
-                "context_length",
-                "maximum context",
-                "input length",
-                "exceeds",
-            ];
-            if client && too_long.iter().any(|t| lower.contains(t)) {
-                return Error::backend(format!(
-                    "a passage is too long for {model} on {} ({detail})",
-                    p.name
-                ))
-                .hint(format!(
-                    "ai keeps passages under ~{} estimated tokens for this model; choose a model that reads longer inputs",
-                    self.limit_tokens()
-                ));
-            }
-            if client && self.dimensions.is_some() && lower.contains("dimension") {
-                return Error::usage(format!(
-                    "{} cannot give {model} vectors of {} dimensions ({detail})",
-                    p.name,
-                    self.dimensions.unwrap_or_default()
-                ))
-                .hint("leave out --dimensions, or give a size the model supports");
-            }
-        }
-        let status = match &failure {
-            Failure::Status { status, .. } => Some(*status),
-            _ => None,
-        };
-        let e = failure.into_error(p, model);
-        match (e, status) {
-            (e @ Error::NotFound { .. }, _) => {
-                let hint = if self.wire == Wire::Ollama {
-                    format!("pull it first: ollama pull {model}")
-                } else {
-                    format!(
-                        "check the embedding model's name; if it is right, check the base URL ({})",
-                        p.base_from
-                    )
-                };
-                e.hint(hint)
-            }
-            (e @ Error::Backend { .. }, Some(400..=499))
-                if e.hint_text().is_some_and(|h| h.contains("--dry-run")) =>
-            {
-                e.hint(format!(
-                    "check the model '{model}' and that {} serves embeddings",
-                    p.name
-                ))
-            }
-            (e, _) => e,
-        }
-    }
-
-    fn limit_tokens(&self) -> usize {
-        input_limit(self.wire, &self.model)
-    }
-
-    fn shape_error(&self, shape: &Shape) -> Error {
-        let p = &*self.p;
-        let e = Error::backend(format!(
-            "invalid embeddings from {} for {}: {shape}",
-            p.name, self.model
-        ));
-        match shape {
-            Shape::Dimensions { got, .. } => e.hint(format!(
-                "the server ignored the size asked for: use --dimensions {got}, or leave it out"
-            )),
-            _ => e.hint("the base URL may point at something that is not an embeddings API"),
-        }
-    }
-}
-
-fn header(headers: &ureq::http::HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_ascii_lowercase())
-}
-
-fn invalid(p: &Resolved, why: &str) -> Error {
-    Error::backend(p.redact(&format!("invalid response from {}: {why}", p.name)))
-        .hint(reply::base_hint(p))
 }
 
 #[cfg(test)]

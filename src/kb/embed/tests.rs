@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::wire::{self, Ask, Shape, Wire};
 use super::*;
+use crate::backend::http::{Bad, Built};
 
 /// A key no output may show.
 const KEY: &str = "sk-unit-SECRET-98765";
@@ -89,6 +90,7 @@ fn bad_specs_are_usage_errors() {
 #[test]
 fn unknown_and_chat_only_providers_list_the_ones_that_embed() {
     let (_d, cfg) = config(&json!({"providers": {
+        "gemini-api": {"api_key": KEY},
         "local": {"base_url": "http://127.0.0.1:9/v1"},
         "claude-proxy": {"protocol": "anthropic", "base_url": "http://127.0.0.1:9"},
     }}));
@@ -103,6 +105,7 @@ fn unknown_and_chat_only_providers_list_the_ones_that_embed() {
     for name in ["openai", "azure", "gemini", "ollama", "local"] {
         assert!(hint.contains(name), "{hint}");
     }
+    assert!(!hint.contains("-api"), "as specs name them: {hint}");
     assert!(
         !hint.contains("anthropic") && !hint.contains("bedrock") && !hint.contains("claude-proxy")
     );
@@ -166,6 +169,10 @@ fn limits_follow_the_protocol_and_model() {
     assert_eq!((e.max_batch(), e.max_input_tokens()), (64, 1792));
     let e = Embedder::new("ollama:mxbai-embed-large", None, &cfg).unwrap();
     assert_eq!(e.max_input_tokens(), 448);
+    let e = Embedder::new("ollama:snowflake-arctic-embed2", None, &cfg).unwrap();
+    assert_eq!(e.max_input_tokens(), 1792);
+    let e = Embedder::new("ollama:all-minilm:l6-v2", None, &cfg).unwrap();
+    assert_eq!(e.max_input_tokens(), 224);
     assert!(e.max_input_tokens() <= e.max_batch_tokens());
 }
 
@@ -852,6 +859,15 @@ fn bad_answers_are_errors_naming_the_provider_not_retried() {
             "a passage is too long for m",
             "tokens",
         ),
+        (
+            answer(
+                200,
+                r#"{"error":{"message":"no such model","type":"invalid_request_error"}}"#,
+            ),
+            None,
+            "t reported an error: no such model",
+            "serves embeddings",
+        ),
     ];
     for (a, dims, msg, hint) in cases {
         let (url, seen) = serve(vec![a]);
@@ -871,14 +887,24 @@ fn bad_answers_are_errors_naming_the_provider_not_retried() {
 
 #[test]
 fn an_unsupported_dimensions_answer_is_a_usage_error() {
-    let body = r#"{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error"}}"#;
-    let (url, _seen) = serve(vec![answer(400, body)]);
-    let (_d, e) = embedder("openai", &url, "text-embedding-ada-002", Some(64));
-    let err = e
-        .embed(&inputs(&["x"]), Purpose::Document, None)
-        .unwrap_err();
-    assert_eq!(err.exit_code(), crate::error::code::USAGE, "{err}");
-    assert!(err.hint_text().unwrap().contains("--dimensions"));
+    let bodies = [
+        r#"{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error"}}"#,
+        r#"{"error":{"code":400,"message":"Requested output dimensionality exceeds the maximum","status":"INVALID_ARGUMENT"}}"#,
+    ];
+    for body in bodies {
+        let (url, seen) = serve(vec![answer(400, body)]);
+        let (_d, e) = embedder("openai", &url, "text-embedding-ada-002", Some(64));
+        let err = e
+            .embed(&inputs(&["x"]), Purpose::Document, None)
+            .unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::code::USAGE, "{err}");
+        assert!(
+            err.to_string().contains("vectors of 64 dimensions"),
+            "{err}"
+        );
+        assert!(err.hint_text().unwrap().contains("--dimensions"));
+        assert_eq!(seen.lock().unwrap().len(), 1);
+    }
 }
 
 #[test]
