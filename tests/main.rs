@@ -34,6 +34,8 @@ mod hostile_bounds;
 mod hostile_signals;
 #[path = "suite/kb.rs"]
 mod kb;
+#[path = "suite/kb_embed.rs"]
+mod kb_embed;
 #[path = "suite/layering.rs"]
 mod layering;
 #[path = "suite/modes.rs"]

@@ -92,7 +92,7 @@ fn add(ctx: &Ctx, name: &str, path: &Path, mut base: BaseConfig, json: bool) -> 
     // Everything that can be checked without the network is checked before anything is saved:
     // the globs, the embedding provider and its key.
     kb::scan::Filter::new(&base.include, &base.exclude)?;
-    let embedder = kb::sync_embedder(&ctx.config, &base)?;
+    let embedder = kb::sync_embedder(&ctx.config, &base, &ctx.ui)?;
     let home = ctx.home.clone();
     let (config, ()) = Config::update(&home, |config| {
         if config.kb.bases.contains_key(name) {
@@ -184,7 +184,7 @@ fn sync_all(ctx: &Ctx, names: &[String], full: bool, json: bool) -> Result<()> {
     let mut failed: Option<Error> = None;
     for name in &names {
         let base = kb::base(&ctx.config, name)?;
-        let result = kb::sync_embedder(&ctx.config, base)
+        let result = kb::sync_embedder(&ctx.config, base, &ctx.ui)
             .and_then(|e| sync::run(&ctx.home, name, base, e.as_ref(), full, &ctx.ui));
         match result {
             Ok(counts) => {
@@ -377,7 +377,7 @@ fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()
         return Err(Error::usage("the query is empty")
             .hint(format!("ai kb search {name} \"what you look for\"")));
     }
-    let searcher = Searcher::open(&ctx.home, &ctx.config, name)?;
+    let searcher = Searcher::open(&ctx.home, &ctx.config, name, &ctx.ui)?;
     let deadline = std::time::Instant::now().checked_add(ctx.config.timeout);
     let hits = searcher.search(query, k, deadline)?;
     if json {

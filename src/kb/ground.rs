@@ -81,10 +81,11 @@ pub(crate) fn retrieve(
     query: &str,
     vectors: bool,
     deadline: Option<Instant>,
+    ui: &Ui,
 ) -> Result<Vec<Hit>> {
     let k = config.kb.top_k.unwrap_or(DEFAULT_TOP_K).max(1);
     if vectors {
-        return super::retrieve(home, config, names, query, k, deadline);
+        return super::retrieve(home, config, names, query, k, deadline, ui);
     }
     let mut all = Vec::new();
     for name in names {

@@ -4,7 +4,8 @@
 //! - `scan`: which files of the folder are notes (hidden, ignored, binary, large files skipped).
 //! - `note`: a note's stable ID, title and ordering; its text normalized for hashing.
 //! - `chunk`: a note split into passages under a token budget, along its markdown structure.
-//! - `embed`: embedding requests to the providers that have them.
+//! - `embed`: embeddings from the providers that have them (OpenAI-compatible, Azure, Gemini,
+//!   Ollama), batched, retried, checked and normalized.
 //! - `store`: the SQLite index; `vectors`: its quantized side file for vector search.
 //! - `sync`: bringing an index up to date, incrementally; `search`: hybrid search.
 //! - `ground`: what a grounded turn adds to its prompt.
@@ -25,6 +26,7 @@ use std::time::Instant;
 use crate::config::kb::BaseConfig;
 use crate::config::{Config, Home};
 use crate::error::{Error, Result};
+use crate::output::Ui;
 
 pub(crate) use search::Hit;
 
@@ -51,9 +53,15 @@ pub(crate) fn unknown(config: &Config, name: &str) -> Error {
 }
 
 /// The embedder a sync of `base` uses (from its config).
-pub(crate) fn sync_embedder(config: &Config, base: &BaseConfig) -> Result<Option<embed::Embedder>> {
+pub(crate) fn sync_embedder(
+    config: &Config,
+    base: &BaseConfig,
+    ui: &Ui,
+) -> Result<Option<embed::Embedder>> {
     match &base.embed {
-        Some(spec) => embed::Embedder::new(spec, base.dimensions, config).map(Some),
+        Some(spec) => {
+            embed::Embedder::new(spec, base.dimensions, config).map(|e| Some(e.with_ui(*ui)))
+        }
         None => Ok(None),
     }
 }
@@ -66,13 +74,13 @@ pub(crate) struct Searcher {
 }
 
 impl Searcher {
-    pub(crate) fn open(home: &Home, config: &Config, name: &str) -> Result<Searcher> {
+    pub(crate) fn open(home: &Home, config: &Config, name: &str, ui: &Ui) -> Result<Searcher> {
         base(config, name)?;
         let index = store::Index::open(home, name, false)?;
         let embedder = match index.meta("embed")? {
             Some(spec) if index.meta("dimensions")?.is_some() => {
                 let dims = index.meta("dimensions")?.and_then(|d| d.parse().ok());
-                Some(embed::Embedder::new(&spec, dims, config)?)
+                Some(embed::Embedder::new(&spec, dims, config)?.with_ui(*ui))
             }
             _ => None,
         };
@@ -97,10 +105,11 @@ pub(crate) fn retrieve(
     query: &str,
     k: usize,
     deadline: Option<Instant>,
+    ui: &Ui,
 ) -> Result<Vec<Hit>> {
     let mut all = Vec::new();
     for name in names {
-        let s = Searcher::open(home, config, name)?;
+        let s = Searcher::open(home, config, name, ui)?;
         all.extend(s.search(query, k, deadline)?);
     }
     if names.len() > 1 {

@@ -140,6 +140,8 @@ pub(crate) fn run(
     ui: &Ui,
 ) -> Result<Counts> {
     let _lock = lock(home, name)?;
+    // Ctrl+C ends the sync at the next note or batch, after a commit (a second one ends `ai`).
+    let _defer = signal::Defer::start();
     let root = &base.path;
     if !root.is_dir() {
         return Err(Error::not_found(format!(
@@ -286,6 +288,7 @@ pub(crate) fn run(
 fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -> Result<()> {
     let recorded = ix.meta("embed")?;
     let wanted = embedder.map(|e| e.spec().to_owned());
+    let dimensions = embedder.and_then(Embedder::dimensions).or(base.dimensions);
     let chunks = ix.count("SELECT count(*) FROM chunks")?;
     if recorded != wanted && chunks > 0 {
         let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "no embeddings".into());
@@ -300,7 +303,7 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
             ix.name
         )));
     }
-    if let (Some(d), Some(recorded)) = (base.dimensions, ix.meta("dimensions")?)
+    if let (Some(d), Some(recorded)) = (dimensions, ix.meta("dimensions")?)
         && recorded != d.to_string()
         && chunks > 0
     {
@@ -606,7 +609,7 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
         .iter()
         .map(|(_, heading, text, _)| embed_text(heading, text))
         .collect();
-    let tokens: Vec<usize> = texts.iter().map(|t| chunk::estimate_tokens(t)).collect();
+    let tokens: Vec<usize> = texts.iter().map(|t| embed::estimate_tokens(t)).collect();
     let batches = embed::batches(&tokens, e.max_batch(), e.max_batch_tokens());
     let mut progress = Progress::new(ui, "embedding batches", batches.len() as u64);
     let mut dims: Option<usize> = ix.meta("dimensions")?.and_then(|d| d.parse().ok());

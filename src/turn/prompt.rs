@@ -277,6 +277,7 @@ fn ground(
         &query,
         !opts.dry_run,
         deadline,
+        &ctx.ui,
     )?;
     let ask = kb::ground::system(&ctx.config);
     let system = Some(match system {

@@ -4,6 +4,7 @@
 
 mod bedrock;
 mod config;
+mod embed_server;
 mod engine;
 mod faults;
 mod hostile_bounds;

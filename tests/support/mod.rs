@@ -40,6 +40,9 @@
 //!   record builders [`header`], [`message`], [`echo_reply`].
 //! - **HTTP** (`server.rs`, `http.rs`): `Server::start(vec![Reply::sse(&[&oa_stream("hi", 1, 1)])])`,
 //!   then `Env::for_provider("openai", &server)`; `server.only()` is the request it got.
+//! - **Embeddings** (`embedding.rs`): `embedding::server()` answers the OpenAI, Gemini and
+//!   Ollama embedding APIs with deterministic bag-of-words vectors (`embedding::vector`);
+//!   `embedding::hits(&server)` and `embedding::texts(&server)` tell what was asked.
 //! - **Terminal** (`pty.rs`): [`on_terminal`] runs `ai` on a pseudo-terminal and answers it.
 //! - **Waiting** (`wait.rs`): [`wait_for`] a condition, [`wait_for_file`], [`wait_gone`]; all
 //!   bounded, never a bare sleep.
@@ -48,6 +51,7 @@
 //! in its `mod.rs` (for `suite/`, in `tests/main.rs`).
 
 mod chats;
+pub mod embedding;
 mod fake;
 mod http;
 mod proc;

@@ -1,5 +1,6 @@
 //! A tiny scripted HTTP/1.1 server on `127.0.0.1:0`, one per test. It records every request
-//! and answers the N-th one with the N-th scripted reply, written in the pieces the script
+//! and answers the N-th one with the N-th scripted reply ([`Server::start`]), or every one by
+//! calling a function of the request ([`Server::respond`]), written in the pieces the reply
 //! gives (with pauses between them if asked), optionally cutting the connection mid-body.
 //! Every reply carries `Connection: close`, so each request arrives on a fresh connection.
 
@@ -154,9 +155,13 @@ impl Reply {
     }
 }
 
+/// Answers every request, in place of a script.
+type Responder = Box<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 struct Shared {
     requests: Mutex<Vec<Recorded>>,
     script: Mutex<std::collections::VecDeque<Reply>>,
+    responder: Option<Responder>,
     stop: AtomicBool,
 }
 
@@ -170,11 +175,22 @@ impl Server {
     /// Start a server that answers requests with `script`, in order. A request beyond the
     /// script gets a 599 (which no client retries and every test notices).
     pub fn start(script: Vec<Reply>) -> Server {
+        Server::launch(script, None)
+    }
+
+    /// Start a server that answers every request with `f(request)` (requests are recorded as
+    /// with a script). `f` runs on the server's thread, one request at a time.
+    pub fn respond(f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Server {
+        Server::launch(Vec::new(), Some(Box::new(f)))
+    }
+
+    fn launch(script: Vec<Reply>, responder: Option<Responder>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
             requests: Mutex::new(Vec::new()),
             script: Mutex::new(script.into()),
+            responder,
             stop: AtomicBool::new(false),
         });
         let s = Arc::clone(&shared);
@@ -245,13 +261,26 @@ fn serve(shared: &Shared, conn: TcpStream) {
     let Some(req) = read_request(&mut reader) else {
         return;
     };
-    shared.requests.lock().unwrap().push(req);
-    let reply = shared
-        .script
-        .lock()
-        .unwrap()
-        .pop_front()
-        .unwrap_or_else(|| Reply::json(599, r#"{"error":{"message":"test script exhausted"}}"#));
+    shared.requests.lock().unwrap().push(req.clone());
+    let reply = match &shared.responder {
+        // A responder that panics (a failed assertion in it) answers 598 and keeps the server
+        // serving, so `ai` does not wait for a reply that never comes.
+        Some(f) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&req)))
+            .unwrap_or_else(|_| {
+                Reply::json(
+                    598,
+                    r#"{"error":{"message":"the test's responder panicked"}}"#,
+                )
+            }),
+        None => shared
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| {
+                Reply::json(599, r#"{"error":{"message":"test script exhausted"}}"#)
+            }),
+    };
     let _ = write_reply(conn, &reply, &shared.stop);
 }
 

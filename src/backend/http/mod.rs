@@ -5,14 +5,14 @@
 pub(crate) mod anthropic;
 pub(crate) mod bedrock;
 pub(crate) mod eventstream;
-mod failure;
+pub(crate) mod failure;
 pub(crate) mod gemini;
 pub(crate) mod ndjson;
 pub(crate) mod ollama;
 pub(crate) mod openai;
 pub(crate) mod provider;
 pub(crate) mod ratelimit;
-mod reply;
+pub(crate) mod reply;
 pub(crate) mod sigv4;
 pub(crate) mod sse;
 
@@ -129,7 +129,8 @@ pub(crate) fn check(route: &crate::target::Route, config: &Config) -> Result<()>
     key_present(&p, config)
 }
 
-fn key_present(p: &Resolved, config: &Config) -> Result<()> {
+/// A missing key (naming its variable and the `.env` file) or AWS region, as a config error.
+pub(crate) fn key_present(p: &Resolved, config: &Config) -> Result<()> {
     if p.key_required && !p.has_credentials() {
         let what = if p.protocol == Protocol::Bedrock {
             "no API key or AWS credentials"

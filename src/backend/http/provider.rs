@@ -96,6 +96,11 @@ pub(crate) fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTINS.iter().map(|b| b.name)
 }
 
+/// The protocol of a built-in HTTP provider.
+pub(crate) fn builtin_protocol(name: &str) -> Option<Protocol> {
+    BUILTINS.iter().find(|b| b.name == name).map(|b| b.protocol)
+}
+
 /// Config `"providers"`, parsed.
 pub(crate) fn configured(config: &Config) -> Result<BTreeMap<String, ProviderConfig>> {
     match config.key("providers") {

@@ -127,7 +127,7 @@ fn peek(r: &mut impl Read) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn api_name(protocol: Protocol) -> &'static str {
+pub(crate) fn api_name(protocol: Protocol) -> &'static str {
     match protocol {
         Protocol::Openai | Protocol::Azure => "an OpenAI-compatible API",
         Protocol::Anthropic => "the Anthropic API",
@@ -137,7 +137,7 @@ fn api_name(protocol: Protocol) -> &'static str {
     }
 }
 
-fn base_hint(p: &Resolved) -> String {
+pub(crate) fn base_hint(p: &Resolved) -> String {
     format!(
         "check the base URL {} (from {}): it must be the address of the API itself",
         p.base_url, p.base_from
@@ -145,7 +145,7 @@ fn base_hint(p: &Resolved) -> String {
 }
 
 /// An HTML page in a few words: its title, else the start of its text.
-fn html_summary(page: &str) -> String {
+pub(crate) fn html_summary(page: &str) -> String {
     let lower = page.to_ascii_lowercase();
     let title = lower.find("<title").and_then(|at| {
         let open = at + lower[at..].find('>')? + 1;
