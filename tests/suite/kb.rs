@@ -548,3 +548,137 @@ fn dry_run_shows_the_grounded_prompt_and_sends_nothing() {
     assert!(out.stdout.contains("c3d4e5f60"), "{}", out.stdout);
     assert!(s.requests().is_empty());
 }
+
+/// `ai kb add notes DIR --embed openai:text-embedding-3-small --dimensions 64` against `server`.
+fn add_embedded(env: &Env, dir: &Path) -> Out {
+    env.run(&[
+        "kb",
+        "add",
+        "notes",
+        dir.to_str().unwrap(),
+        "--embed",
+        "openai:text-embedding-3-small",
+        "--dimensions",
+        "64",
+    ])
+    .success()
+}
+
+#[test]
+fn a_reorganize_sends_no_embedding_request() {
+    let s = embedding::server();
+    let env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let before = embedding::hits(&s);
+    assert!(before > 0);
+    for (name, text) in NOTES {
+        std::fs::remove_file(dir.join(name)).unwrap();
+        let mut text = text.to_string();
+        for (o, _) in NOTES {
+            text = text.replace(&format!("]({o})"), &format!("](x/../7{o})"));
+        }
+        std::fs::write(dir.join(format!("7{name}")), text).unwrap();
+    }
+    let out = env.run(&["kb", "sync", "notes"]).success();
+    assert_eq!(
+        out.stdout,
+        "notes: added 0 · updated 0 · deleted 0 · unchanged 0 · metadata 7 · 7 notes\n"
+    );
+    assert_eq!(embedding::hits(&s), before, "nothing re-embedded");
+    // An edit re-embeds that note's changed passage only.
+    let p = dir.join(format!("7{}", NOTES[2].0));
+    std::fs::write(&p, "# Coffee brewing\n\nWe brew coffee with an AeroPress now.\n").unwrap();
+    env.run(&["kb", "sync", "notes"]).success();
+    let texts = embedding::texts(&s);
+    assert_eq!(texts.len(), 7 + 1 + 0, "{texts:?}");
+    assert!(texts.last().unwrap().contains("AeroPress"));
+}
+
+#[test]
+fn hybrid_search_ranks_the_relevant_note_first() {
+    let s = embedding::server();
+    let env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    assert_eq!(stats["dimensions"], 64);
+    assert_eq!(stats["embedded"], stats["chunks"]);
+    assert_eq!(ids(&search(&env, "french press coffee"))[0], "c3d4e5f60");
+    assert_eq!(ids(&search(&env, "Datenbanksicherung NAS"))[0], "a1b2c3d4e");
+    // The query was embedded as a query.
+    let last = embedding::requests(&s).last().unwrap().json();
+    assert_eq!(last["input"], serde_json::json!(["Datenbanksicherung NAS"]));
+}
+
+#[test]
+fn an_interrupted_sync_keeps_what_was_done_and_the_next_one_continues() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    let s = Server::respond(move |req| {
+        // The second batch takes its time: Ctrl+C arrives while it is on its way.
+        if counter.fetch_add(1, Ordering::SeqCst) == 1 {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+        embedding::answer(req)
+    });
+    let env = Env::for_provider("openai", &s);
+    let dir = env.path("many");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..300 {
+        std::fs::write(
+            dir.join(format!("{i:03}_Note_{i:09x}.md")),
+            format!("# Note {i}\n\nText number {i} about topic {}.\n", i % 7),
+        )
+        .unwrap();
+    }
+    let env_ref = &env;
+    let mut p = env_ref.spawn(&[
+        "kb",
+        "add",
+        "notes",
+        dir.to_str().unwrap(),
+        "--embed",
+        "openai:text-embedding-3-small",
+        "--dimensions",
+        "64",
+    ]);
+    wait_for("the second embedding batch", || seen.load(Ordering::SeqCst) >= 2);
+    signal(p.pid(), libc::SIGINT);
+    let status = p.wait_status_within(std::time::Duration::from_secs(10));
+    assert_eq!(status.code(), Some(130), "{}", p.stderr_now());
+    assert!(p.stderr_now().contains("continue it with: ai kb sync notes"), "{}", p.stderr_now());
+    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    assert_eq!(stats["notes"], 300, "every note was committed before embedding");
+    let embedded = stats["embedded"].as_u64().unwrap();
+    assert!(embedded > 0 && embedded < 300, "one batch kept: {stats}");
+    let before = embedding::texts(&s).len();
+    let out = env.run(&["kb", "sync", "notes"]).success();
+    assert_eq!(
+        out.stdout,
+        "notes: added 0 · updated 0 · deleted 0 · unchanged 300 · metadata 0 · 300 notes\n"
+    );
+    let sent_after = embedding::texts(&s).len() - before;
+    assert_eq!(sent_after as u64, 300 - embedded, "only what was missing");
+    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    assert_eq!(stats["embedded"], 300);
+}
+
+#[test]
+fn an_embedded_knowledge_base_refuses_another_model() {
+    let s = embedding::server();
+    let env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let mut cfg = env.config();
+    cfg["kb"]["bases"]["notes"]["embed"] = "openai:text-embedding-3-large".into();
+    env.write_config(&cfg.to_string());
+    let out = env.run(&["kb", "sync", "notes"]).code(2);
+    assert!(out.error().contains("text-embedding-3-small"), "{}", out.stderr);
+    assert!(out.stderr.contains("ai kb sync --full notes"));
+    env.run(&["kb", "sync", "--full", "notes"]).success();
+    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    assert_eq!(stats["embed"], "openai:text-embedding-3-large");
+}
