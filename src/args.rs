@@ -55,9 +55,10 @@ pub(crate) struct CallArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
-    /// For programs (`ai serve`): JSON lines on stdout as the reply streams, `{"type":"delta",
-    /// "text":…}`, then `{"type":"done",…}` with the fields of --json, or `{"type":"error",
-    /// "error":…,"hint":…,"exit_code":N}`. Documented in the README, not in --help.
+    /// JSON lines on stdout as the reply streams (for programs such as `ai serve`).
+    // `{"type":"delta","text":…}` per piece, then `{"type":"done",…}` with the fields of
+    // --json, or `{"type":"error","error":…,"hint":…,"exit_code":N}`. In the README, not in
+    // --help.
     #[arg(long, hide = true, conflicts_with = "json")]
     pub(crate) json_stream: bool,
 
@@ -157,7 +158,7 @@ pub(crate) enum Command {
         #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
         words: Vec<String>,
     },
-    /// Serve the HTTP API (GET /health, /models, /providers, /chats; POST /call) on 127.0.0.1.
+    /// Serve the HTTP API for models, calls and chats on 127.0.0.1.
     Serve {
         /// Port to listen on (0: any free port; the address is printed).
         #[arg(default_value_t = 8765)]
@@ -165,8 +166,8 @@ pub(crate) enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
-        /// The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one,
-        /// printed at start).
+        /// The bearer token clients must send, 16 characters or more (default:
+        /// AI_CLI_SERVER_TOKEN, else a new one, printed at start).
         #[arg(long, value_name = "TOKEN", conflicts_with = "no_auth")]
         token: Option<String>,
         /// Require no token (loopback only).

@@ -573,13 +573,14 @@ fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             }
         }
     }
-    let Some(_slot) = CallSlot::take(shared) else {
+    let Some(slot) = CallSlot::take(shared) else {
+        let n = shared.limits.max_calls;
         return fail_with(
             conn,
             429,
             &format!(
-                "{} calls are running, the most ai serve runs at once",
-                shared.limits.max_calls
+                "{n} call{} running, the most ai serve runs at once",
+                if n == 1 { " is" } else { "s are" }
             ),
             Some("try again in a moment (ai serve --max-calls N allows more)"),
             None,
@@ -596,14 +597,14 @@ fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
         Err(e) => return cannot_start(conn, &e),
     };
     if stream {
-        streamed(conn, running, shared);
+        streamed(conn, running, slot, shared);
     } else {
-        whole(conn, running, shared);
+        whole(conn, running, slot, shared);
     }
 }
 
 /// A running call answered in one JSON object when it ends.
-fn whole(conn: Conn, running: child::Running, shared: &Shared) {
+fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Shared) {
     let mut done: Option<Map<String, Value>> = None;
     let mut error: Option<(String, Option<String>, i32)> = None;
     let outcome = running.supervise(
@@ -623,6 +624,8 @@ fn whole(conn: Conn, running: child::Running, shared: &Shared) {
             Flow::Go
         },
     );
+    // The child has ended: its place is free before the answer is on its way.
+    drop(slot);
     match (&outcome.ending, done, error) {
         (Ending::Exited(0), Some(answer), _) => conn.json(200, &answer, &[]),
         (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
@@ -662,7 +665,7 @@ fn failure(outcome: &Outcome, code: i32) -> (String, Option<String>) {
 
 /// A running call answered as server-sent events: `delta` events as the reply streams, then
 /// `done` (the object a whole answer would be) or `error` ({error, hint, exit_code}).
-fn streamed(mut conn: Conn, running: child::Running, shared: &Shared) {
+fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Shared) {
     if conn.start_events().is_err() {
         // Gone already: stop it as if it were watched.
         let _ = running.supervise(None, std::time::Duration::ZERO, &mut |_| Flow::Gone);
@@ -701,6 +704,7 @@ fn streamed(mut conn: Conn, running: child::Running, shared: &Shared) {
             Err(_) => Flow::Gone,
         }
     });
+    drop(slot);
     if !finished {
         let (message, hint, code) = match &outcome.ending {
             Ending::Exited(code) => {
