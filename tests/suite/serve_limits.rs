@@ -291,3 +291,24 @@ fn a_streaming_client_that_goes_away_stops_its_call() {
     assert_eq!(msgs[1]["interrupted"], true);
     assert_eq!(health(s.port), 200);
 }
+
+#[test]
+fn stopping_the_server_stops_its_calls_which_save_what_they_have() {
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let mut s = serve(&env, &["--token", TOKEN], &[]);
+    let mut client = start_call(s.port, r#"{"alias":"gemini","prompt":"before the end"}"#);
+    let fake = env.wait_started("gemini");
+    crate::support::signal(s.child.pid(), libc::SIGTERM);
+    let status = s.child.wait_status_within(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(143), "{}", s.log());
+    assert!(wait_gone(fake as u32, Duration::from_secs(20)));
+    let msgs = messages_when(&env, 2);
+    assert_eq!(msgs[1]["content"], "partial answer");
+    assert_eq!(msgs[1]["interrupted"], true);
+    // The client was told.
+    let mut raw = Vec::new();
+    let _ = client.read_to_end(&mut raw);
+    let a = parse_answer(&raw);
+    assert_eq!(a.status, 503, "{a:?}");
+}
