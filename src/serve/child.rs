@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
 use crate::signal::ChildGroup;
@@ -20,6 +20,8 @@ const GRACE: Duration = Duration::from_secs(10);
 /// How long to wait for the end of its output once it has exited (a process it started may
 /// still hold the pipe open).
 const AFTER_EXIT: Duration = Duration::from_secs(2);
+/// Lines of output waiting for the caller at most.
+const QUEUE: usize = 256;
 /// How often the client is checked for having gone.
 const WATCH: Duration = Duration::from_millis(200);
 
@@ -67,7 +69,7 @@ pub(super) struct Running {
     child: Child,
     _group: ChildGroup,
     events: Receiver<Event>,
-    tx: Sender<Event>,
+    tx: SyncSender<Event>,
     stderr: Receiver<Vec<u8>>,
 }
 
@@ -93,7 +95,8 @@ pub(super) fn start(
         .stderr(Stdio::piped());
     let mut child = cmd.spawn()?;
     let group = ChildGroup::register(child.id());
-    let (tx, events) = mpsc::channel();
+    // Bounded: a client slow to read holds the child back rather than filling memory.
+    let (tx, events) = mpsc::sync_channel(QUEUE);
     let (err_tx, stderr) = mpsc::channel();
     let started = (|| -> io::Result<()> {
         if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
@@ -135,7 +138,7 @@ pub(super) fn start(
 
 /// Pass stdout on line by line; a line longer than `max` ends the reading (the rest is
 /// drained unread so the child never blocks on a full pipe).
-fn read_lines(mut out: impl Read, tx: &Sender<Event>, max: usize) {
+fn read_lines(mut out: impl Read, tx: &SyncSender<Event>, max: usize) {
     let mut line = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     let mut listening = true;
@@ -173,7 +176,7 @@ fn read_lines(mut out: impl Read, tx: &Sender<Event>, max: usize) {
 }
 
 /// Keep at most `max` bytes of stderr; past that, say so once and drain the rest.
-fn read_bounded(mut err: impl Read, tx: &Sender<Event>, max: usize) -> Vec<u8> {
+fn read_bounded(mut err: impl Read, tx: &SyncSender<Event>, max: usize) -> Vec<u8> {
     let mut kept = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     let mut over = false;
@@ -198,7 +201,7 @@ fn read_bounded(mut err: impl Read, tx: &Sender<Event>, max: usize) -> Vec<u8> {
 
 /// Reads the client's side of the connection while a call runs: the end of it (or an error)
 /// means the client is gone.
-fn watch(mut conn: TcpStream, tx: Sender<Event>, done: Arc<AtomicBool>) {
+fn watch(mut conn: TcpStream, tx: SyncSender<Event>, done: Arc<AtomicBool>) {
     if conn.set_read_timeout(Some(WATCH)).is_err() {
         return;
     }
@@ -349,7 +352,7 @@ mod tests {
     use super::*;
 
     fn lines(input: &[u8], max: usize) -> Vec<String> {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(1000);
         read_lines(input, &tx, max);
         drop(tx);
         rx.iter()
@@ -376,7 +379,7 @@ mod tests {
 
     #[test]
     fn stderr_is_bounded() {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(10);
         assert_eq!(read_bounded(&b"abc"[..], &tx, 10), b"abc");
         assert!(rx.try_recv().is_err());
         assert_eq!(read_bounded(&[b'e'; 100][..], &tx, 10), b"");
