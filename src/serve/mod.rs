@@ -9,6 +9,7 @@
 //! away stops its call as Ctrl+C would. The server ends only by a signal (Ctrl+C, SIGTERM),
 //! after passing it on to the calls under way so they save what they have.
 
+mod call;
 mod child;
 mod guard;
 mod http;
