@@ -63,6 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--json-stream', '--json-stream', [CompletionResultType]::ParameterName, 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)')
             [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
             [CompletionResult]::new('--cmd', '--cmd', [CompletionResultType]::ParameterName, 'The reply is one shell command for this system, printed bare')
             [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)')
@@ -81,7 +82,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (completes aliases too)')
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
-            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API for models, calls and chats on 127.0.0.1')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -126,6 +127,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--json-stream', '--json-stream', [CompletionResultType]::ParameterName, 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)')
             [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
             [CompletionResult]::new('--cmd', '--cmd', [CompletionResultType]::ParameterName, 'The reply is one shell command for this system, printed bare')
             [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)')
@@ -207,6 +209,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--json-stream', '--json-stream', [CompletionResultType]::ParameterName, 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)')
             [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
             [CompletionResult]::new('--cmd', '--cmd', [CompletionResultType]::ParameterName, 'The reply is one shell command for this system, printed bare')
             [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)')
@@ -304,6 +307,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (reply, model, provider, timing) instead of the raw reply')
+            [CompletionResult]::new('--json-stream', '--json-stream', [CompletionResultType]::ParameterName, 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)')
             [CompletionResult]::new('--yolo', '--yolo', [CompletionResultType]::ParameterName, 'Let the backend act without asking (each CLI''s auto-approve flag)')
             [CompletionResult]::new('--cmd', '--cmd', [CompletionResultType]::ParameterName, 'The reply is one shell command for this system, printed bare')
             [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)')
@@ -318,7 +322,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;serve' {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Address to listen on')
-            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The bearer token clients must send, 16 characters or more (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)')
+            [CompletionResult]::new('--max-calls', '--max-calls', [CompletionResultType]::ParameterName, 'Model calls run at once; more are answered 429 with Retry-After')
+            [CompletionResult]::new('--max-connections', '--max-connections', [CompletionResultType]::ParameterName, 'Open connections at once; more are answered 503 and closed')
+            [CompletionResult]::new('--call-timeout', '--call-timeout', [CompletionResultType]::ParameterName, 'Stop a call (as Ctrl+C would, keeping its partial reply) after this many seconds')
+            [CompletionResult]::new('--idle-timeout', '--idle-timeout', [CompletionResultType]::ParameterName, 'Close a connection whose request has not fully arrived after this many seconds')
+            [CompletionResult]::new('--max-output', '--max-output', [CompletionResultType]::ParameterName, 'The most output of one `ai` child kept in memory (one line of it, or a whole list); beyond it the child is stopped and the call fails with 502')
             [CompletionResult]::new('--no-auth', '--no-auth', [CompletionResultType]::ParameterName, 'Require no token (loopback only)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -333,7 +342,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (completes aliases too)')
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
-            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API for models, calls and chats on 127.0.0.1')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }

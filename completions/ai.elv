@@ -60,6 +60,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --json-stream 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
             cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
             cand --cmd 'The reply is one shell command for this system, printed bare'
             cand --run 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -78,7 +79,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand completions 'Print a shell completion script (completes aliases too)'
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
-            cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+            cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;init'= {
@@ -118,6 +119,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --json-stream 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
             cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
             cand --cmd 'The reply is one shell command for this system, printed bare'
             cand --run 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -192,6 +194,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --json-stream 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
             cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
             cand --cmd 'The reply is one shell command for this system, printed bare'
             cand --run 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -273,6 +276,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand --json 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+            cand --json-stream 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
             cand --yolo 'Let the backend act without asking (each CLI''s auto-approve flag)'
             cand --cmd 'The reply is one shell command for this system, printed bare'
             cand --run 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -286,7 +290,12 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;serve'= {
             cand --host 'Address to listen on'
-            cand --token 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)'
+            cand --token 'The bearer token clients must send, 16 characters or more (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)'
+            cand --max-calls 'Model calls run at once; more are answered 429 with Retry-After'
+            cand --max-connections 'Open connections at once; more are answered 503 and closed'
+            cand --call-timeout 'Stop a call (as Ctrl+C would, keeping its partial reply) after this many seconds'
+            cand --idle-timeout 'Close a connection whose request has not fully arrived after this many seconds'
+            cand --max-output 'The most output of one `ai` child kept in memory (one line of it, or a whole list); beyond it the child is stopped and the call fails with 502'
             cand --no-auth 'Require no token (loopback only)'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -300,7 +309,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand completions 'Print a shell completion script (completes aliases too)'
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
-            cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+            cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;help;init'= {

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= h/help V/version
+    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -31,6 +31,7 @@ complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_needs_command" -l json-stream -d 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
 complete -c ai -n "__fish_ai_needs_command" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
 complete -c ai -n "__fish_ai_needs_command" -l cmd -d 'The reply is one shell command for this system, printed bare'
 complete -c ai -n "__fish_ai_needs_command" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -46,7 +47,7 @@ complete -c ai -n "__fish_ai_needs_command" -a "default" -d 'Show, set or clear 
 complete -c ai -n "__fish_ai_needs_command" -a "completions" -d 'Print a shell completion script (completes aliases too)'
 complete -c ai -n "__fish_ai_needs_command" -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
 complete -c ai -n "__fish_ai_needs_command" -a "reply" -d 'Continue the most recently used chat'
-complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
 complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s h -l help -d 'Print help'
@@ -66,6 +67,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json-stream -d 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l cmd -d 'The reply is one shell command for this system, printed bare'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -111,6 +113,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json-stream -d 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l cmd -d 'The reply is one shell command for this system, printed bare'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -150,6 +153,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l json-stream -d 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l cmd -d 'The reply is one shell command for this system, printed bare'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
@@ -159,7 +163,12 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save 
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand serve" -l host -d 'Address to listen on' -r
-complete -c ai -n "__fish_ai_using_subcommand serve" -l token -d 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)' -r
+complete -c ai -n "__fish_ai_using_subcommand serve" -l token -d 'The bearer token clients must send, 16 characters or more (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)' -r
+complete -c ai -n "__fish_ai_using_subcommand serve" -l max-calls -d 'Model calls run at once; more are answered 429 with Retry-After' -r
+complete -c ai -n "__fish_ai_using_subcommand serve" -l max-connections -d 'Open connections at once; more are answered 503 and closed' -r
+complete -c ai -n "__fish_ai_using_subcommand serve" -l call-timeout -d 'Stop a call (as Ctrl+C would, keeping its partial reply) after this many seconds' -r
+complete -c ai -n "__fish_ai_using_subcommand serve" -l idle-timeout -d 'Close a connection whose request has not fully arrived after this many seconds' -r
+complete -c ai -n "__fish_ai_using_subcommand serve" -l max-output -d 'The most output of one `ai` child kept in memory (one line of it, or a whole list); beyond it the child is stopped and the call fails with 502' -r
 complete -c ai -n "__fish_ai_using_subcommand serve" -l no-auth -d 'Require no token (loopback only)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s h -l help -d 'Print help'
@@ -169,7 +178,7 @@ complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "reply" -d 'Continue the most recently used chat'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "serve" -d 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "list" -d 'List chats, most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "show" -d 'Show a chat\'s messages'

@@ -55,6 +55,13 @@ pub(crate) struct CallArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
+    /// JSON lines on stdout as the reply streams (for programs such as `ai serve`).
+    // `{"type":"delta","text":…}` per piece, then `{"type":"done",…}` with the fields of
+    // --json, or `{"type":"error","error":…,"hint":…,"exit_code":N}`. In the README, not in
+    // --help.
+    #[arg(long, hide = true, conflicts_with = "json")]
+    pub(crate) json_stream: bool,
+
     /// Let the backend act without asking (each CLI's auto-approve flag).
     #[arg(long)]
     pub(crate) yolo: bool,
@@ -159,7 +166,7 @@ pub(crate) enum Command {
         #[arg(value_name = "MODEL|PROMPT", value_parser = WordParser, hide_possible_values = true)]
         words: Vec<String>,
     },
-    /// Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1.
+    /// Serve the HTTP API for models, calls and chats on 127.0.0.1.
     Serve {
         /// Port to listen on (0: any free port; the address is printed).
         #[arg(default_value_t = 8765)]
@@ -167,13 +174,29 @@ pub(crate) enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
-        /// The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one,
-        /// printed at start).
+        /// The bearer token clients must send, 16 characters or more (default:
+        /// AI_CLI_SERVER_TOKEN, else a new one, printed at start).
         #[arg(long, value_name = "TOKEN", conflicts_with = "no_auth")]
         token: Option<String>,
         /// Require no token (loopback only).
         #[arg(long)]
         no_auth: bool,
+        /// Model calls run at once; more are answered 429 with Retry-After.
+        #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+        max_calls: u32,
+        /// Open connections at once; more are answered 503 and closed.
+        #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+        max_connections: u32,
+        /// Stop a call (as Ctrl+C would, keeping its partial reply) after this many seconds.
+        #[arg(long, value_name = "SECS", default_value = "1800", value_parser = parse_secs)]
+        call_timeout: Duration,
+        /// Close a connection whose request has not fully arrived after this many seconds.
+        #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
+        idle_timeout: Duration,
+        /// The most output of one `ai` child kept in memory (one line of it, or a whole list);
+        /// beyond it the child is stopped and the call fails with 502.
+        #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1024..))]
+        max_output: u64,
     },
     /// Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME).
     Kb {

@@ -17,6 +17,10 @@ pub(crate) fn run(
     words: &[String],
     literal_from: usize,
 ) -> Result<()> {
+    if args.json_stream {
+        // First: every failure from here on is also reported as a JSON line.
+        output::set_json_stream();
+    }
     let ctx = Ctx::load(args.quiet)?;
     let store = &ctx.store;
     let parsed = cli::resolve_words(
@@ -39,7 +43,11 @@ pub(crate) fn run(
         cmd: parsed.modes.cmd || args.cmd,
         run: parsed.modes.run || args.run,
     };
-    let present = Present::of(modes, parsed.modes.json || args.json, args.yes);
+    let present = present_of(args, modes, parsed.modes.json)?;
+    if args.json_stream && parsed.models.len() > 1 {
+        return Err(Error::usage("--json-stream takes one model")
+            .hint("ask each model in a call of its own"));
+    }
     if let Present::Run { yes } = present
         && !args.dry_run
     {
@@ -114,6 +122,19 @@ pub(crate) fn run(
         Some(done) => present.show(&ctx.ui, &done),
         None => Ok(()),
     }
+}
+
+/// How the reply is shown. `--json-stream` streams it as JSON lines, whatever the backend is
+/// asked for (the `json` word still asks it for JSON); it cannot show a command.
+pub(crate) fn present_of(args: &CallArgs, modes: Modes, json_word: bool) -> Result<Present> {
+    if !args.json_stream {
+        return Ok(Present::of(modes, json_word || args.json, args.yes));
+    }
+    if modes.cmd || modes.run {
+        return Err(Error::usage("--json-stream cannot be used with cmd or run")
+            .hint("use --json, which prints the reply in one JSON object"));
+    }
+    Ok(Present::Stream)
 }
 
 /// The settings of a call that a turn uses.

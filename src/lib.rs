@@ -79,6 +79,9 @@ pub fn main() -> i32 {
                 error::Error::BrokenPipe | error::Error::Interrupted | error::Error::Exit(_)
             ) {
                 output::print_error(&err);
+            } else if matches!(err, error::Error::Interrupted) {
+                // Nothing is said on stderr, but a program reading --json-stream learns it.
+                output::print_error_line(&err);
             }
             err.exit_code()
         }
@@ -116,12 +119,24 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             host,
             token,
             no_auth,
+            max_calls,
+            max_connections,
+            call_timeout,
+            idle_timeout,
+            max_output,
         }) => serve::run(
             serve::Options {
                 host,
                 port,
                 token,
                 no_auth,
+                limits: serve::Limits {
+                    max_calls: max_calls as usize,
+                    max_connections: max_connections as usize,
+                    call_timeout,
+                    idle_timeout,
+                    max_output: usize::try_from(max_output).unwrap_or(usize::MAX),
+                },
             },
             &ui,
         ),

@@ -2,6 +2,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
 
 use crate::error::Error;
 pub(crate) use crate::sanitize::sanitize;
@@ -67,8 +70,58 @@ fn stderr_color() -> bool {
     !no_color && io::stderr().is_terminal()
 }
 
-/// `error: …` then `hint: …`, always shown (also with `-q`).
+/// `--json-stream`: stdout carries JSON lines (the reply's pieces, then the outcome) for a
+/// program such as `ai serve`. Set once at the start of a call, before anything is printed; it
+/// is a property of the process's stdout, like the terminal test, so it is kept beside it.
+static JSON_STREAM: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn set_json_stream() {
+    JSON_STREAM.store(true, Ordering::SeqCst);
+}
+
+pub(crate) fn json_stream() -> bool {
+    JSON_STREAM.load(Ordering::SeqCst)
+}
+
+/// One line of `--json-stream` output (the `done` line is built by `present`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub(crate) enum StreamLine<'a> {
+    Delta {
+        text: &'a str,
+    },
+    Error {
+        error: &'a str,
+        hint: Option<&'a str>,
+        exit_code: i32,
+    },
+}
+
+/// Write one JSON line to stdout, flushed.
+pub(crate) fn print_line(line: &impl Serialize) -> Result<(), Error> {
+    let mut text = serde_json::to_string(line)
+        .map_err(|e| Error::backend(format!("cannot encode JSON: {e}")))?;
+    text.push('\n');
+    write_stdout(text.as_bytes())
+}
+
+/// With `--json-stream`, the error line on stdout for a failure that ends the call (the usual
+/// `error:` line is on stderr as well). A program reading stdout then always sees how it ended.
+pub(crate) fn print_error_line(err: &Error) {
+    if json_stream() {
+        let message = err.to_string();
+        let _ = print_line(&StreamLine::Error {
+            error: &message,
+            hint: err.hint_text(),
+            exit_code: err.exit_code(),
+        });
+    }
+}
+
+/// `error: …` then `hint: …`, always shown (also with `-q`); with `--json-stream` also as the
+/// error line on stdout.
 pub(crate) fn print_error(err: &Error) {
+    print_error_line(err);
     let color = stderr_color();
     let paint = |code: &str, t: &str| {
         if color {
@@ -154,16 +207,22 @@ pub(crate) struct ReplySink {
     spinner: Option<Spinner>,
     /// Cleans the stream when stdout is a terminal (a pipe gets the bytes exactly).
     terminal: Option<Cleaner>,
+    /// `--json-stream`: each piece becomes a delta line; this holds the start of a UTF-8
+    /// character cut between two pieces.
+    lines: Option<Vec<u8>>,
 }
 
 impl ReplySink {
     pub(crate) fn new(to_stdout: bool) -> ReplySink {
+        let lines = to_stdout && json_stream();
         ReplySink {
             received: 0,
             ends_in_newline: false,
             to_stdout,
             spinner: None,
-            terminal: (to_stdout && io::stdout().is_terminal()).then(Cleaner::new),
+            // JSON escapes every control character: no cleaning needed (or wanted) there.
+            terminal: (to_stdout && !lines && io::stdout().is_terminal()).then(Cleaner::new),
+            lines: lines.then(Vec::new),
         }
     }
 
@@ -181,6 +240,14 @@ impl ReplySink {
     /// End the streamed reply with a newline if it lacks one.
     pub(crate) fn finish(mut self) -> Result<(), Error> {
         self.spinner.take();
+        if let Some(carry) = self.lines.take() {
+            // A reply that ended inside a character: what is left, replaced, as a last piece.
+            if !carry.is_empty() {
+                let text = String::from_utf8_lossy(&carry);
+                print_line(&StreamLine::Delta { text: &text })?;
+            }
+            return Ok(());
+        }
         if let Some(cleaner) = &mut self.terminal {
             let mut tail = String::new();
             cleaner.finish(&mut tail);
@@ -215,7 +282,12 @@ impl Sink for ReplySink {
         if let Some(&last) = bytes.last() {
             self.ends_in_newline = last == b'\n';
         }
-        if let Some(cleaner) = &mut self.terminal {
+        if let Some(carry) = &mut self.lines {
+            let text = whole_chars(carry, bytes);
+            if !text.is_empty() {
+                print_line(&StreamLine::Delta { text: &text })?;
+            }
+        } else if let Some(cleaner) = &mut self.terminal {
             let mut shown = String::with_capacity(bytes.len());
             cleaner.push_bytes(bytes, &mut shown);
             write_stdout(shown.as_bytes())?;
@@ -224,6 +296,40 @@ impl Sink for ReplySink {
         }
         Ok(())
     }
+}
+
+/// The text of `carry` + `bytes` up to the last whole character (invalid bytes replaced by
+/// U+FFFD); the start of a character cut off at the end stays in `carry` for the next piece.
+fn whole_chars(carry: &mut Vec<u8>, bytes: &[u8]) -> String {
+    carry.extend_from_slice(bytes);
+    let mut text = String::with_capacity(carry.len());
+    let mut rest: &[u8] = carry;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                text.push_str(s);
+                rest = &[];
+                break;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                text.push_str(std::str::from_utf8(good).unwrap_or_default());
+                match e.error_len() {
+                    Some(n) => {
+                        text.push('\u{FFFD}');
+                        rest = &bad[n..];
+                    }
+                    None => {
+                        rest = bad;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let keep = rest.to_vec();
+    *carry = keep;
+    text
 }
 
 /// Write and flush a piece of the streamed reply.
@@ -313,7 +419,22 @@ mod tests {
 
 #[cfg(test)]
 mod sink_tests {
-    use super::{MAX_REPLY, ReplySink, Sink};
+    use super::{MAX_REPLY, ReplySink, Sink, whole_chars};
+
+    #[test]
+    fn characters_cut_between_pieces_are_joined() {
+        let text = "aé中🙂z".as_bytes();
+        for cut in 0..=text.len() {
+            let mut carry = Vec::new();
+            let mut got = whole_chars(&mut carry, &text[..cut]);
+            got.push_str(&whole_chars(&mut carry, &text[cut..]));
+            assert_eq!(got, "aé中🙂z", "cut at {cut}");
+            assert!(carry.is_empty());
+        }
+        let mut carry = Vec::new();
+        assert_eq!(whole_chars(&mut carry, b"a\xffb\xe4"), "a\u{FFFD}b");
+        assert_eq!(carry, b"\xe4");
+    }
 
     #[test]
     fn the_reply_is_bounded() {

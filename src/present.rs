@@ -55,6 +55,11 @@ impl Present {
     /// Show a complete reply (a streamed one is on stdout already).
     pub(crate) fn show(self, ui: &Ui, done: &Done) -> Result<()> {
         match self {
+            // `--json-stream`: the pieces are out already; the done line ends them.
+            Present::Stream if output::json_stream() => output::print_line(&DoneLine {
+                kind: "done",
+                reply: JsonReply::of(done),
+            }),
             Present::Stream | Present::Collect => Ok(()),
             Present::Json => print_json(&[JsonReply::of(done)], false),
             Present::Command => {
@@ -104,6 +109,15 @@ impl<'a> JsonReply<'a> {
             error: None,
         }
     }
+}
+
+/// The last line of `--json-stream` output: `{"type":"done"}` and the fields of `--json`.
+#[derive(Serialize)]
+struct DoneLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    reply: JsonReply<'a>,
 }
 
 /// One object, or (several models) an array.

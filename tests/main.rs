@@ -48,6 +48,10 @@ mod prompts;
 mod run_confirm;
 #[path = "suite/serve.rs"]
 mod serve;
+#[path = "suite/serve_limits.rs"]
+mod serve_limits;
+#[path = "suite/serve_stream.rs"]
+mod serve_stream;
 #[path = "suite/several.rs"]
 mod several;
 #[path = "suite/terminal.rs"]

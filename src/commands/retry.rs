@@ -10,6 +10,9 @@ use crate::present::Present;
 use crate::turn::{self, Kind, Target, Turn};
 
 pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> {
+    if args.json_stream {
+        crate::output::set_json_stream();
+    }
     let ctx = Ctx::load(args.quiet)?;
     let id = super::chat::existing(&ctx, id)?;
     let route = match model {
@@ -24,7 +27,7 @@ pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> 
         cmd: args.cmd,
         run: args.run,
     };
-    let present = Present::of(modes, args.json, args.yes);
+    let present = call::present_of(args, modes, false)?;
     if let Present::Run { yes } = present {
         crate::modes::check_can_ask(yes)?;
     }

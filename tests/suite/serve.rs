@@ -3,34 +3,49 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::{Env, Proc};
+use crate::support::{Cmd, Env, Proc};
+
+/// A token long enough for `ai serve` (16 characters or more).
+pub const TOKEN: &str = "test-token-0123456789";
 
 /// A running `ai serve`, stopped when dropped (the hang guard of [`Proc`] ends it).
-struct Served {
-    child: Proc,
-    port: u16,
+pub struct Served {
+    pub child: Proc,
+    pub port: u16,
     /// What the server printed on stderr up to the "listening" line.
-    banner: String,
+    pub banner: String,
+    /// Everything it printed on stderr so far (read on a thread).
+    log: Arc<Mutex<String>>,
 }
 
-fn serve(env: &Env, args: &[&str], extra_env: &[(&str, &str)]) -> Served {
-    let mut cmd = env
-        .ai()
-        .arg("serve")
-        .arg("0")
-        .args(args)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null());
+impl Served {
+    /// Everything the server printed on stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+/// `ai serve 0 ARGS…` with extra variables.
+pub fn serve(env: &Env, args: &[&str], extra_env: &[(&str, &str)]) -> Served {
+    let mut cmd = env.ai().arg("serve").arg("0").args(args);
     for (k, v) in extra_env {
         cmd = cmd.env(k, v);
     }
+    serve_with(cmd)
+}
+
+/// Start a command that ends up as `ai serve` and wait for its "listening" line.
+pub fn serve_with(cmd: Cmd) -> Served {
+    let cmd = cmd.stderr(Stdio::piped()).stdout(Stdio::null());
     // Owned by the guard at once: it is killed and reaped whatever happens next.
     let mut served = Served {
         child: cmd.spawn().unwrap(),
         port: 0,
         banner: String::new(),
+        log: Arc::new(Mutex::new(String::new())),
     };
     let mut reader = BufReader::new(served.child.stderr.take().unwrap());
     loop {
@@ -41,58 +56,119 @@ fn serve(env: &Env, args: &[&str], extra_env: &[(&str, &str)]) -> Served {
         served.banner.push_str(&line);
         if let Some(addr) = line.trim().strip_prefix("ai serve: listening on http://") {
             served.port = addr.rsplit(':').next().unwrap().parse().unwrap();
-            // Keep draining stderr so the server never blocks on it.
-            std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+            // Keep reading stderr so the server never blocks on it.
+            let log = Arc::clone(&served.log);
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+                    log.lock().unwrap().push_str(&line);
+                    line.clear();
+                }
+            });
             return served;
         }
     }
 }
 
-/// One HTTP/1.1 request; (status, body).
-fn http(port: u16, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, String) {
+/// An answer: status, head (status line and headers) and body.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Answer {
+    /// A header's value (names compare case-insensitively).
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_owned())
+        })
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        json(&self.body)
+    }
+}
+
+/// Send raw bytes as a request; read the whole answer.
+pub fn raw(port: u16, request: &[u8]) -> Answer {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    // A server may answer (413) before reading a large body: a failed write is fine then.
-    let _ = s.write_all(body);
+    // A server may answer (413, 415) before reading a large body: a failed write is fine then.
+    let _ = s.write_all(request);
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
+    parse_answer(&raw)
+}
+
+pub fn parse_answer(raw: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
 }
 
-fn json(body: &str) -> serde_json::Value {
+/// A request with the right Host and JSON body type, and these extra header lines.
+pub fn request(port: u16, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Answer {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for h in headers {
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    raw(port, &bytes)
+}
+
+/// One HTTP/1.1 request with a JSON body; (status, body).
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &[u8],
+) -> (u16, String) {
+    let auth = token.map(|t| format!("Authorization: Bearer {t}"));
+    let mut headers = vec!["Content-Type: application/json"];
+    if let Some(a) = &auth {
+        headers.push(a);
+    }
+    let a = request(port, method, path, &headers, body);
+    (a.status, a.body)
+}
+
+pub fn json(body: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
 }
 
 #[test]
 fn token_is_required_and_compared() {
     let env = Env::new();
-    let s = serve(&env, &["--token", "right-token"], &[]);
+    let s = serve(&env, &["--token", TOKEN], &[]);
     let (status, body) = http(s.port, "GET", "/health", None, b"");
     assert_eq!(status, 200, "{body}");
     assert_eq!(json(&body)["status"], "ok");
     for token in [
         None,
-        Some("wrong-token"),
-        Some("right-toke"),
-        Some("right-tokenX"),
+        Some("wrong-token-0123456789"),
+        Some("test-token-012345678"),
+        Some("test-token-0123456789X"),
     ] {
         let (status, body) = http(s.port, "GET", "/models", token, b"");
         assert_eq!(status, 401, "{token:?}: {body}");
@@ -105,7 +181,7 @@ fn token_is_required_and_compared() {
         );
         assert_eq!(status, 401);
     }
-    let (status, body) = http(s.port, "GET", "/models", Some("right-token"), b"");
+    let (status, body) = http(s.port, "GET", "/models", Some(TOKEN), b"");
     assert_eq!(status, 200, "{body}");
     assert!(
         json(&body)
@@ -114,7 +190,7 @@ fn token_is_required_and_compared() {
             .iter()
             .any(|m| m["alias"] == "sonnet")
     );
-    let (status, body) = http(s.port, "GET", "/providers", Some("right-token"), b"");
+    let (status, body) = http(s.port, "GET", "/providers", Some(TOKEN), b"");
     assert_eq!(status, 200, "{body}");
     assert!(
         json(&body)
@@ -140,8 +216,11 @@ fn a_token_is_made_and_printed_when_none_is_given_or_taken_from_the_environment(
         .unwrap_or_else(|| panic!("{}", s.banner));
     assert_eq!(http(s.port, "GET", "/models", Some(token), b"").0, 200);
     drop(s);
-    let s = serve(&env, &[], &[("AI_CLI_SERVER_TOKEN", "from-env")]);
-    assert_eq!(http(s.port, "GET", "/models", Some("from-env"), b"").0, 200);
+    let s = serve(&env, &[], &[("AI_CLI_SERVER_TOKEN", "from-env-0123456789")]);
+    assert_eq!(
+        http(s.port, "GET", "/models", Some("from-env-0123456789"), b"").0,
+        200
+    );
     assert!(
         !s.banner.contains("from-env"),
         "the known token is not printed"
@@ -151,10 +230,10 @@ fn a_token_is_made_and_printed_when_none_is_given_or_taken_from_the_environment(
 #[test]
 fn bad_requests_get_clear_answers() {
     let env = Env::new();
-    let s = serve(&env, &["--token", "t"], &[]);
+    let s = serve(&env, &["--token", TOKEN], &[]);
     let big = vec![b'a'; 9 * 1024 * 1024];
-    assert_eq!(http(s.port, "POST", "/call", Some("t"), &big).0, 413);
-    let (status, body) = http(s.port, "POST", "/call", Some("t"), b"{not json");
+    assert_eq!(http(s.port, "POST", "/call", Some(TOKEN), &big).0, 413);
+    let (status, body) = http(s.port, "POST", "/call", Some(TOKEN), b"{not json");
     assert_eq!(status, 400, "{body}");
     assert!(
         json(&body)["error"]["message"]
@@ -166,7 +245,7 @@ fn bad_requests_get_clear_answers() {
         s.port,
         "POST",
         "/call",
-        Some("t"),
+        Some(TOKEN),
         br#"{"alias":"sonet","prompt":"x"}"#,
     );
     assert_eq!(status, 404, "{body}");
@@ -176,19 +255,19 @@ fn bad_requests_get_clear_answers() {
             .unwrap()
             .contains("sonnet")
     );
-    assert_eq!(http(s.port, "GET", "/nope", Some("t"), b"").0, 404);
-    assert_eq!(http(s.port, "GET", "/call", Some("t"), b"").0, 405);
+    assert_eq!(http(s.port, "GET", "/nope", Some(TOKEN), b"").0, 404);
+    assert_eq!(http(s.port, "GET", "/call", Some(TOKEN), b"").0, 405);
 }
 
 #[test]
 fn a_chat_continues_alternately_from_the_cli_and_over_http() {
     let env = Env::new();
-    let s = serve(&env, &["--token", "t"], &[]);
+    let s = serve(&env, &["--token", TOKEN], &[]);
     let (status, body) = http(
         s.port,
         "POST",
         "/call",
-        Some("t"),
+        Some(TOKEN),
         br#"{"alias":"echo","prompt":"one over http"}"#,
     );
     assert_eq!(status, 200, "{body}");
@@ -201,7 +280,7 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
     assert!(out.stdout.contains("2 earlier messages"), "{}", out.stdout);
 
     let call = format!(r#"{{"chat":"{id}","prompt":"three over http"}}"#);
-    let (status, body) = http(s.port, "POST", "/call", Some("t"), call.as_bytes());
+    let (status, body) = http(s.port, "POST", "/call", Some(TOKEN), call.as_bytes());
     assert_eq!(status, 200, "{body}");
     assert!(
         json(&body)["reply"]
@@ -222,7 +301,7 @@ fn a_chat_continues_alternately_from_the_cli_and_over_http() {
         s.port,
         "POST",
         "/call",
-        Some("t"),
+        Some(TOKEN),
         br#"{"alias":"sonnet","prompt":"x"}"#,
     );
     assert_eq!(status, 502, "{body}");
@@ -246,4 +325,171 @@ fn no_auth_is_for_loopback_only() {
     assert!(out.stderr.contains("--no-auth"), "{}", out.stderr);
     let s = serve(&env, &["--no-auth"], &[]);
     assert_eq!(http(s.port, "GET", "/models", None, b"").0, 200);
+}
+
+#[test]
+fn requests_for_other_hosts_are_refused() {
+    // DNS rebinding: a page at evil.example, its name pointed at 127.0.0.1, must not reach
+    // the API, even without a token (review D3).
+    let env = Env::echo();
+    let s = serve(&env, &["--no-auth"], &[]);
+    let port = s.port;
+    let call = br#"{"prompt":"rebound"}"#;
+    for host in [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        format!("localhost.evil.example:{port}"),
+    ] {
+        let req = format!(
+            "POST /call HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            call.len()
+        );
+        let a = raw(port, &[req.as_bytes(), call].concat());
+        assert_eq!(a.status, 421, "{host}: {a:?}");
+        assert!(
+            a.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not answer to the host"),
+            "{a:?}"
+        );
+        let a = raw(
+            port,
+            format!("GET /models HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(a.status, 421, "{host}: {a:?}");
+    }
+    // No Host at all, or two.
+    assert_eq!(raw(port, b"GET /models HTTP/1.0\r\n\r\n").status, 400);
+    let two =
+        format!("GET /models HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example\r\n\r\n");
+    assert_eq!(raw(port, two.as_bytes()).status, 400);
+    assert!(!env.chats_dir().exists(), "nothing ran");
+
+    // The served address, by number or as localhost.
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}")] {
+        let a = raw(
+            port,
+            format!("GET /models HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(a.status, 200, "{host}: {a:?}");
+    }
+}
+
+#[test]
+fn cross_origin_requests_are_refused() {
+    let env = Env::echo();
+    let s = serve(&env, &["--no-auth"], &[]);
+    let call = br#"{"prompt":"csrf"}"#;
+    for origin in ["http://evil.example", "null", "https://127.0.0.1"] {
+        let h = format!("Origin: {origin}");
+        let a = request(
+            s.port,
+            "POST",
+            "/call",
+            &["Content-Type: application/json", &h],
+            call,
+        );
+        assert_eq!(a.status, 403, "{origin}: {a:?}");
+        assert!(
+            a.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("origin")
+        );
+    }
+    assert!(!env.chats_dir().exists(), "nothing ran");
+    // The server's own origin, or none, is fine.
+    let own = format!("Origin: http://127.0.0.1:{}", s.port);
+    let a = request(
+        s.port,
+        "POST",
+        "/call",
+        &["Content-Type: application/json", &own],
+        call,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    let a = request(
+        s.port,
+        "POST",
+        "/call",
+        &["Content-Type: application/json"],
+        call,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+}
+
+#[test]
+fn post_bodies_must_be_json() {
+    // A cross-site "simple" POST (text/plain, form) sends no preflight: refused (review D3).
+    let env = Env::echo();
+    let s = serve(&env, &["--no-auth"], &[]);
+    let call = br#"{"prompt":"csrf"}"#;
+    for ct in [
+        Some("Content-Type: text/plain"),
+        Some("Content-Type: application/x-www-form-urlencoded"),
+        Some("Content-Type: multipart/form-data; boundary=x"),
+        None,
+    ] {
+        let headers: Vec<&str> = ct.into_iter().collect();
+        let a = request(s.port, "POST", "/call", &headers, call);
+        assert_eq!(a.status, 415, "{ct:?}: {a:?}");
+        assert!(
+            a.json()["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("application/json")
+        );
+    }
+    assert!(!env.chats_dir().exists(), "nothing ran");
+    let a = request(
+        s.port,
+        "POST",
+        "/call",
+        &["Content-Type: application/json; charset=utf-8"],
+        call,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+}
+
+#[test]
+fn short_tokens_are_refused_at_start() {
+    let env = Env::echo();
+    for (args, vars) in [
+        (vec!["--token", ""], vec![]),
+        (vec!["--token", "short"], vec![]),
+        (vec!["--token", "0123456789abcde"], vec![]),
+        (vec!["--token", "0123456789 abcdef"], vec![]),
+        (vec![], vec![("AI_CLI_SERVER_TOKEN", "short")]),
+    ] {
+        let mut cmd = env.ai().args(["serve", "0"]).args(&args);
+        for (k, v) in &vars {
+            cmd = cmd.env(k, v);
+        }
+        let out = cmd.run().code(2);
+        assert!(out.error().contains("token"), "{args:?} {vars:?}: {out:?}");
+        assert!(out.stderr.contains("hint:"), "{out:?}");
+        assert!(!out.stderr.contains("listening"), "{out:?}");
+    }
+}
+
+#[test]
+fn the_bearer_scheme_is_any_case() {
+    let env = Env::echo();
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let h = format!("Authorization: {scheme} {TOKEN}");
+        let a = request(s.port, "GET", "/models", &[&h], b"");
+        assert_eq!(a.status, 200, "{scheme}: {a:?}");
+    }
+    for h in [
+        format!("Authorization: Basic {TOKEN}"),
+        format!("Authorization: {TOKEN}"),
+        "Authorization: Bearer ".to_owned(),
+    ] {
+        let a = request(s.port, "GET", "/models", &[&h], b"");
+        assert_eq!(a.status, 401, "{h}: {a:?}");
+        assert_eq!(a.header("WWW-Authenticate").as_deref(), Some("Bearer"));
+    }
 }

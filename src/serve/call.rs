@@ -1,0 +1,356 @@
+//! `POST /call`: one turn, as one `ai --json-stream` process with the prompt on its stdin,
+//! answered in one JSON object when it ends, or (`"stream": true`, or `Accept:
+//! text/event-stream`) as server-sent events while it streams. The outcome is read from the
+//! child's JSON lines, not from its stderr.
+
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::Shared;
+use super::child::{self, Ending, Flow, Outcome};
+use super::http::{Conn, Head, write_event};
+use super::routes::{cannot_start, ended_early, fail, fail_with, scraped};
+
+/// The body of POST /call.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Call {
+    /// Model alias (or provider:model); the default model when left out.
+    #[serde(default)]
+    alias: Option<String>,
+    prompt: String,
+    /// Ask the backend itself for JSON (the `json` mode).
+    #[serde(default)]
+    json_mode: bool,
+    /// Continue this chat (`chat_id` is accepted too).
+    #[serde(default, alias = "chat_id")]
+    chat: Option<String>,
+    #[serde(default)]
+    system: Option<String>,
+    /// Do not save the call as a chat.
+    #[serde(default)]
+    no_chat: bool,
+    /// Seconds.
+    #[serde(default)]
+    timeout: Option<f64>,
+    /// Answer with server-sent events as the reply streams.
+    #[serde(default)]
+    stream: bool,
+}
+
+/// One line of `ai --json-stream`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Line {
+    Delta {
+        text: String,
+    },
+    Done {
+        #[serde(flatten)]
+        answer: Map<String, Value>,
+    },
+    Error {
+        error: String,
+        #[serde(default)]
+        hint: Option<String>,
+        exit_code: i32,
+    },
+}
+
+/// The `error` event of a streamed call.
+#[derive(Serialize)]
+struct ErrorEvent<'a> {
+    error: &'a str,
+    hint: Option<&'a str>,
+    exit_code: Option<i32>,
+}
+
+/// HTTP status for an `ai` call's exit code.
+fn call_status(code: i32) -> u16 {
+    match code {
+        2 => 400,
+        3 => 500,
+        4 => 404,
+        75 => 429,
+        // Stopped by a signal (the server itself is stopping).
+        129..=143 => 503,
+        _ => 502,
+    }
+}
+
+/// POST /call: one `ai --json-stream` process, the prompt on its stdin.
+pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
+    let call: Call = match serde_json::from_slice(body) {
+        Ok(c) => c,
+        Err(e) => {
+            return fail(
+                conn,
+                400,
+                &format!("the body is not a valid call: {e}"),
+                Some("send {\"prompt\": \"…\", \"alias\": \"sonnet\", \"chat\": \"K7Q\"}"),
+            );
+        }
+    };
+    let stream = call.stream
+        || head
+            .header("accept")
+            .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
+    let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into()];
+    if let Some(c) = &call.chat {
+        args.extend(["--chat".into(), c.clone()]);
+    }
+    if call.no_chat {
+        args.push("--no-chat".into());
+    }
+    if let Some(s) = &call.system {
+        args.extend(["--system".into(), s.clone()]);
+    }
+    if let Some(t) = call.timeout.filter(|t| t.is_finite() && *t > 0.0) {
+        args.extend(["--timeout".into(), t.to_string()]);
+    }
+    if call.json_mode {
+        args.push("json".into());
+    }
+    if let Some(a) = &call.alias {
+        // The alias must name a model: never let it turn into prompt text.
+        let known = crate::config::Home::locate()
+            .and_then(|h| crate::config::Config::load(&h))
+            .and_then(|c| crate::alias::resolve(a, &c).map(|r| (r, c)));
+        match known {
+            Ok((Some(_), _)) => args.push(a.clone()),
+            Ok((None, config)) => {
+                let e = crate::alias::unknown(a, &config);
+                return fail_with(
+                    conn,
+                    404,
+                    &e.to_string(),
+                    e.hint_text(),
+                    Some(e.exit_code()),
+                    &[],
+                );
+            }
+            Err(e) => {
+                return fail_with(
+                    conn,
+                    500,
+                    &e.to_string(),
+                    e.hint_text(),
+                    Some(e.exit_code()),
+                    &[],
+                );
+            }
+        }
+    }
+    let Some(slot) = CallSlot::take(shared) else {
+        let n = shared.limits.max_calls;
+        return fail_with(
+            conn,
+            429,
+            &format!(
+                "{n} call{} running, the most ai serve runs at once",
+                if n == 1 { " is" } else { "s are" }
+            ),
+            Some("try again in a moment (ai serve --max-calls N allows more)"),
+            None,
+            &[("Retry-After", "2")],
+        );
+    };
+    let running = match child::start(
+        &shared.exe,
+        &args,
+        Some(call.prompt),
+        shared.limits.max_output,
+    ) {
+        Ok(r) => r,
+        Err(e) => return cannot_start(conn, &e),
+    };
+    if stream {
+        streamed(conn, running, slot, shared);
+    } else {
+        whole(conn, running, slot, shared);
+    }
+}
+
+/// A running call answered in one JSON object when it ends.
+fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Shared) {
+    let mut done: Option<Map<String, Value>> = None;
+    let mut error: Option<(String, Option<String>, i32)> = None;
+    let outcome = running.supervise(
+        Some(&conn.stream),
+        shared.limits.call_timeout,
+        &mut |line| {
+            match serde_json::from_slice::<Line>(line) {
+                Ok(Line::Done { answer }) => done = Some(answer),
+                Ok(Line::Error {
+                    error: e,
+                    hint,
+                    exit_code,
+                }) => error = Some((e, hint, exit_code)),
+                // The pieces are not kept: the done line holds the whole reply.
+                Ok(Line::Delta { .. }) | Err(_) => {}
+            }
+            Flow::Go
+        },
+    );
+    // The child has ended: its place is free before the answer is on its way.
+    drop(slot);
+    match (&outcome.ending, done, error) {
+        (Ending::Exited(0), Some(answer), _) => conn.json(200, &answer, &[]),
+        (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
+            let status = call_status(if *code == 0 { exit_code } else { *code });
+            fail_with(
+                conn,
+                status,
+                &message,
+                hint.as_deref(),
+                Some(exit_code),
+                &[],
+            );
+        }
+        (Ending::Exited(code), _, None) => {
+            let (message, hint) = failure(&outcome, *code);
+            fail_with(
+                conn,
+                call_status(*code),
+                &message,
+                hint.as_deref(),
+                Some(*code),
+                &[],
+            );
+        }
+        (ending, _, _) => ended_early(conn, ending, shared),
+    }
+}
+
+/// What a call that printed no error line said on stderr (it failed before it could print
+/// one: it was killed, or could not run at all).
+fn failure(outcome: &Outcome, code: i32) -> (String, Option<String>) {
+    if code == 0 {
+        return ("ai ended without an answer".into(), None);
+    }
+    scraped(&outcome.stderr, code)
+}
+
+/// A running call answered as server-sent events: `delta` events as the reply streams, then
+/// `done` (the object a whole answer would be) or `error` ({error, hint, exit_code}).
+fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Shared) {
+    if conn.start_events().is_err() {
+        // Gone already: stop it as if it were watched.
+        let _ = running.supervise(None, std::time::Duration::ZERO, &mut |_| Flow::Gone);
+        return;
+    }
+    let mut finished = false;
+    let client = &conn.stream;
+    let outcome = running.supervise(Some(client), shared.limits.call_timeout, &mut |line| {
+        let mut w = client;
+        let sent = match serde_json::from_slice::<Line>(line) {
+            Ok(Line::Delta { text }) => write_event(&mut w, "delta", &json!({"text": text})),
+            Ok(Line::Done { answer }) => {
+                finished = true;
+                write_event(&mut w, "done", &answer)
+            }
+            Ok(Line::Error {
+                error,
+                hint,
+                exit_code,
+            }) => {
+                finished = true;
+                write_event(
+                    &mut w,
+                    "error",
+                    &ErrorEvent {
+                        error: &error,
+                        hint: hint.as_deref(),
+                        exit_code: Some(exit_code),
+                    },
+                )
+            }
+            Err(_) => Ok(()),
+        };
+        match sent {
+            Ok(()) => Flow::Go,
+            Err(_) => Flow::Gone,
+        }
+    });
+    drop(slot);
+    if !finished {
+        let (message, hint, code) = match &outcome.ending {
+            Ending::Exited(code) => {
+                let (m, h) = failure(&outcome, *code);
+                (m, h, Some(*code))
+            }
+            Ending::Gone => return,
+            Ending::TimedOut => (
+                format!(
+                    "the call took longer than {} s, so it was stopped; a partial reply is kept in its chat",
+                    shared.limits.call_timeout.as_secs()
+                ),
+                Some("ai serve --call-timeout SECS allows longer calls".to_owned()),
+                None,
+            ),
+            Ending::TooLarge => (
+                format!(
+                    "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped",
+                    shared.limits.max_output
+                ),
+                Some("ai serve --max-output BYTES allows more".to_owned()),
+                None,
+            ),
+        };
+        let _ = conn.event(
+            "error",
+            &ErrorEvent {
+                error: &message,
+                hint: hint.as_deref(),
+                exit_code: code,
+            },
+        );
+    }
+    conn.close();
+}
+
+/// A place among the calls that may run at once, given back when dropped.
+struct CallSlot<'a>(&'a Shared);
+
+impl<'a> CallSlot<'a> {
+    fn take(shared: &'a Shared) -> Option<CallSlot<'a>> {
+        shared
+            .calls
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < shared.limits.max_calls).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| CallSlot(shared))
+    }
+}
+
+impl Drop for CallSlot<'_> {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_lines_are_read() {
+        let done: Line = serde_json::from_str(
+            r#"{"type":"done","reply":"hi","chat":"K7Q","usage":null,"elapsed_ms":3}"#,
+        )
+        .unwrap();
+        let Line::Done { answer } = done else {
+            panic!()
+        };
+        assert_eq!(answer["reply"], "hi");
+        assert!(!answer.contains_key("type"));
+        let err: Line =
+            serde_json::from_str(r#"{"type":"error","error":"no","hint":null,"exit_code":4}"#)
+                .unwrap();
+        assert!(matches!(err, Line::Error { exit_code: 4, .. }));
+        assert!(serde_json::from_str::<Line>(r#"{"type":"other"}"#).is_err());
+    }
+}

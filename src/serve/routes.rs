@@ -1,0 +1,472 @@
+//! The endpoints. Every one runs the `ai` program itself (as a child, supervised by
+//! [`child`]), so the HTTP API shares the chat files and locks with the shell and says what the
+//! CLI says; no request can take the server down with it.
+//!
+//! - `GET /health` (no token), `GET /models`, `GET /providers`
+//! - `POST /call`: one turn, answered whole or as server-sent events ([`super::call`])
+//! - `GET /chats`, `GET /chats/ID`, `DELETE /chats/ID`, `POST /chats/ID/rename`
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::Shared;
+use super::child::{self, Ending, Flow};
+use super::guard;
+use super::http::{Conn, Head, ReadError};
+
+/// The largest request body accepted (a prompt with files fits well within it).
+pub(crate) const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// An error answer: `{"error": {"message", "hint", "exit_code"}}`.
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorFields<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorFields<'a> {
+    message: &'a str,
+    hint: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+}
+
+pub(super) fn fail(conn: Conn, status: u16, message: &str, hint: Option<&str>) {
+    fail_with(conn, status, message, hint, None, &[]);
+}
+
+pub(super) fn fail_with(
+    conn: Conn,
+    status: u16,
+    message: &str,
+    hint: Option<&str>,
+    exit_code: Option<i32>,
+    extra: &[(&str, &str)],
+) {
+    let body = ErrorBody {
+        error: ErrorFields {
+            message,
+            hint,
+            exit_code,
+        },
+    };
+    let mut headers = extra.to_vec();
+    if status == 401 {
+        headers.push(("WWW-Authenticate", "Bearer"));
+    }
+    conn.json(status, &body, &headers);
+}
+
+/// Serve one connection: read the request, check who sends it, answer.
+pub(super) fn handle(mut conn: Conn, shared: &Shared) {
+    let head = match conn.read_head() {
+        Ok(h) => h,
+        Err(ReadError::Silent) => return,
+        Err(e) => return fail(conn, e.status(), e.message(), None),
+    };
+    let Some(host) = head.single("host") else {
+        return fail(
+            conn,
+            400,
+            "a request needs one Host header",
+            Some("send Host: 127.0.0.1:PORT"),
+        );
+    };
+    if !shared.served.host_ok(host) {
+        let hint = format!(
+            "use http://{} (requests for other names are refused: DNS rebinding)",
+            shared.served.addr
+        );
+        return fail(
+            conn,
+            421,
+            &format!(
+                "this server does not answer to the host '{}'",
+                crate::output::sanitize(host)
+            ),
+            Some(&hint),
+        );
+    }
+    if let Some(origin) = head.header("origin")
+        && !shared.served.origin_ok(origin, host)
+    {
+        return fail(
+            conn,
+            403,
+            "requests from another origin are refused",
+            Some(
+                "call the API from the server's own page, or from a program (which sends no Origin)",
+            ),
+        );
+    }
+    let segments: Vec<&str> = head.path.split('/').skip(1).collect();
+    let method = head.method.as_str();
+    if head.path == "/health" {
+        return match method {
+            "GET" => conn.json(
+                200,
+                &json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}),
+                &[],
+            ),
+            _ => not_allowed(conn, "GET"),
+        };
+    }
+    if let Some(token) = &shared.token
+        && !guard::authorized(head.header("authorization"), token)
+    {
+        return fail(
+            conn,
+            401,
+            "missing or wrong bearer token",
+            Some("send Authorization: Bearer TOKEN"),
+        );
+    }
+    match (method, segments.as_slice()) {
+        ("GET", ["models"]) => management(conn, shared, &["list", "--json"], Shape::AsIs),
+        ("GET", ["providers"]) => management(
+            conn,
+            shared,
+            &["list", "--providers", "--json"],
+            Shape::AsIs,
+        ),
+        ("POST", ["call"]) => {
+            if let Some((conn, body)) = json_body(conn, &head) {
+                super::call::call(conn, &head, &body, shared);
+            }
+        }
+        ("GET", ["chats"]) => management(
+            conn,
+            shared,
+            &["chat", "list", "--json", "--limit", "0"],
+            Shape::ChatList,
+        ),
+        ("GET", ["chats", id]) => {
+            if let Some(conn) = valid_id(conn, id) {
+                management(conn, shared, &["chat", "show", "--json", id], Shape::Chat);
+            }
+        }
+        ("DELETE", ["chats", id]) => {
+            if let Some(conn) = valid_id(conn, id) {
+                let done = json!({"deleted": id});
+                management(
+                    conn,
+                    shared,
+                    &["chat", "delete", "--no-wait", id],
+                    Shape::Fixed(done),
+                );
+            }
+        }
+        ("POST", ["chats", id, "rename"]) => {
+            let Some(conn) = valid_id(conn, id) else {
+                return;
+            };
+            let Some((conn, body)) = json_body(conn, &head) else {
+                return;
+            };
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Rename {
+                to: String,
+            }
+            match serde_json::from_slice::<Rename>(&body) {
+                Ok(r) => {
+                    let title = r.to.trim().to_owned();
+                    let done = json!({"id": id, "title": title});
+                    // After `--`, a title that starts with `-` is still a title.
+                    management(
+                        conn,
+                        shared,
+                        &["chat", "rename", id, "--", &r.to],
+                        Shape::Fixed(done),
+                    );
+                }
+                Err(e) => fail(
+                    conn,
+                    400,
+                    &format!("the body is not a valid rename: {e}"),
+                    Some("send {\"to\": \"the new title\"}"),
+                ),
+            }
+        }
+        (_, ["models" | "providers" | "chats"]) => not_allowed(conn, "GET"),
+        (_, ["call"]) => not_allowed(conn, "POST"),
+        (_, ["chats", _]) => not_allowed(conn, "GET, DELETE"),
+        (_, ["chats", _, "rename"]) => not_allowed(conn, "POST"),
+        _ => fail(
+            conn,
+            404,
+            "no such endpoint",
+            Some(
+                "GET /health, /models, /providers, /chats, /chats/ID; POST /call, /chats/ID/rename; DELETE /chats/ID",
+            ),
+        ),
+    }
+}
+
+fn not_allowed(conn: Conn, allow: &str) {
+    fail_with(
+        conn,
+        405,
+        "method not allowed",
+        None,
+        None,
+        &[("Allow", allow)],
+    );
+}
+
+/// A chat ID in a path: what `ai` accepts as one, and never taken for an option.
+fn valid_id(conn: Conn, id: &str) -> Option<Conn> {
+    match crate::chat::store::check_id(id) {
+        Ok(()) if !id.starts_with('-') => Some(conn),
+        Ok(()) => {
+            fail(conn, 400, &format!("'{id}' is not a valid chat ID"), None);
+            None
+        }
+        Err(e) => {
+            fail(conn, 400, &e.to_string(), e.hint_text());
+            None
+        }
+    }
+}
+
+/// The body of a POST: JSON (checked before a byte of it is read), at most [`MAX_BODY`].
+fn json_body(mut conn: Conn, head: &Head) -> Option<(Conn, Vec<u8>)> {
+    if !guard::is_json(head.header("content-type")) {
+        fail(
+            conn,
+            415,
+            "the body must be JSON",
+            Some("send Content-Type: application/json"),
+        );
+        return None;
+    }
+    if head.header("transfer-encoding").is_some() {
+        fail(
+            conn,
+            411,
+            "a chunked body is not accepted",
+            Some("send the body with a Content-Length"),
+        );
+        return None;
+    }
+    let len = match head.single("content-length").map(str::parse::<usize>) {
+        Some(Ok(n)) => n,
+        None if head.header("content-length").is_none() => 0,
+        _ => {
+            fail(conn, 400, "the Content-Length is not valid", None);
+            return None;
+        }
+    };
+    if len > MAX_BODY {
+        fail(conn, 413, "the request body is larger than 8 MiB", None);
+        return None;
+    }
+    if head
+        .header("expect")
+        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+    {
+        conn.continue_100();
+    }
+    match conn.read_body(len) {
+        Ok(body) => Some((conn, body)),
+        Err(ReadError::Silent) => None,
+        Err(e) => {
+            fail(conn, e.status(), e.message(), None);
+            None
+        }
+    }
+}
+
+/// How a management command's JSON is answered.
+enum Shape {
+    AsIs,
+    /// `chat list --json` rows, as `{id, title, model, turns, updated}`.
+    ChatList,
+    /// `chat show --json`, its messages (and failed prompts) under `messages`.
+    Chat,
+    /// Not the output, this value (the command prints nothing on success).
+    Fixed(Value),
+}
+
+/// Run a quick `ai` command whose stdout is the answer (JSON), or whose failure is reported.
+fn management(conn: Conn, shared: &Shared, args: &[&str], shape: Shape) {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let running = match child::start(&shared.exe, &args, None, shared.limits.max_output) {
+        Ok(r) => r,
+        Err(e) => return cannot_start(conn, &e),
+    };
+    let max = shared.limits.max_output;
+    let mut out = Vec::new();
+    let outcome = running.supervise(
+        Some(&conn.stream),
+        shared.limits.call_timeout,
+        &mut |line| {
+            if out.len() + line.len() > max {
+                return Flow::TooLarge;
+            }
+            out.extend_from_slice(line);
+            Flow::Go
+        },
+    );
+    match outcome.ending {
+        Ending::Exited(0) => {}
+        Ending::Exited(code) => {
+            let (message, hint) = scraped(&outcome.stderr, code);
+            let status = match code {
+                2 => 400,
+                4 => 404,
+                75 => 409,
+                _ => 500,
+            };
+            return fail_with(conn, status, &message, hint.as_deref(), Some(code), &[]);
+        }
+        other => return ended_early(conn, &other, shared),
+    }
+    let answer = match shape {
+        Shape::Fixed(v) => v,
+        shape => match serde_json::from_slice::<Value>(&out) {
+            Ok(v) => reshape(v, shape),
+            Err(_) => {
+                return fail(
+                    conn,
+                    500,
+                    "ai answered with something that is not JSON",
+                    None,
+                );
+            }
+        },
+    };
+    conn.json(200, &answer, &[]);
+}
+
+fn reshape(v: Value, shape: Shape) -> Value {
+    match (shape, v) {
+        (Shape::ChatList, Value::Array(rows)) => {
+            #[derive(Deserialize, Serialize)]
+            struct Row {
+                id: String,
+                title: String,
+                model: Option<String>,
+                turns: u64,
+                #[serde(alias = "last_used")]
+                updated: u64,
+                #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+                damaged: bool,
+            }
+            let rows: Vec<Value> = rows
+                .into_iter()
+                .filter_map(|r| serde_json::from_value::<Row>(r).ok())
+                .filter_map(|r| serde_json::to_value(r).ok())
+                .collect();
+            Value::Array(rows)
+        }
+        (Shape::Chat, Value::Object(mut chat)) => {
+            let records = match chat.remove("records") {
+                Some(Value::Array(r)) => r,
+                _ => Vec::new(),
+            };
+            let (messages, rest): (Vec<Value>, Vec<Value>) = records.into_iter().partition(|r| {
+                matches!(
+                    r.get("type").and_then(Value::as_str),
+                    Some("message" | "pending")
+                )
+            });
+            chat.insert("messages".into(), Value::Array(messages));
+            chat.insert("records".into(), Value::Array(rest));
+            Value::Object(chat)
+        }
+        (_, v) => v,
+    }
+}
+
+/// The `error:` and `hint:` lines of an `ai` that failed (the management commands print their
+/// errors there; a call prints its error as a JSON line too, see [`super::call`]).
+pub(super) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
+    let line = |prefix: &str| {
+        stderr
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(prefix))
+            .map(str::trim)
+            .map(str::to_owned)
+    };
+    let message = line("error:").unwrap_or_else(|| format!("ai exited with {code}"));
+    (message, line("hint:"))
+}
+
+pub(super) fn cannot_start(conn: Conn, e: &std::io::Error) {
+    // Out of processes or descriptors is a passing state: worth a retry.
+    let busy = matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::EAGAIN)
+    );
+    let message = format!("cannot start ai: {e}");
+    if busy {
+        fail_with(
+            conn,
+            503,
+            &message,
+            Some("try again in a moment"),
+            None,
+            &[("Retry-After", "2")],
+        );
+    } else {
+        fail(conn, 500, &message, None);
+    }
+}
+
+/// The answer when a child was stopped (the client is gone: nothing is written).
+pub(super) fn ended_early(conn: Conn, ending: &Ending, shared: &Shared) {
+    match ending {
+        Ending::Gone | Ending::Exited(_) => {}
+        Ending::TimedOut => fail(
+            conn,
+            504,
+            &format!(
+                "the call took longer than {} s, so it was stopped; a partial reply is kept in its chat",
+                shared.limits.call_timeout.as_secs()
+            ),
+            Some("ai serve --call-timeout SECS allows longer calls"),
+        ),
+        Ending::TooLarge => fail(
+            conn,
+            502,
+            &format!(
+                "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped",
+                shared.limits.max_output
+            ),
+            Some("ai serve --max-output BYTES allows more"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_lists_and_chats_are_reshaped() {
+        let rows = json!([{"id":"K7Q","model":"echo","turns":2,"last_used":5,"title":"t"}]);
+        assert_eq!(
+            reshape(rows, Shape::ChatList),
+            json!([{"id":"K7Q","title":"t","model":"echo","turns":2,"updated":5}])
+        );
+        let chat = json!({"id":"K7Q","records":[
+            {"type":"message","role":"user","content":"a"},
+            {"type":"summary","content":"s"},
+            {"type":"pending","content":"b"}]});
+        let shown = reshape(chat, Shape::Chat);
+        assert_eq!(shown["messages"].as_array().unwrap().len(), 2);
+        assert_eq!(shown["records"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn errors_are_found_on_stderr() {
+        let (m, h) = scraped("ai: note\nerror: no chat 'X'\nhint: `ai chat list`\n", 4);
+        assert_eq!(
+            (m.as_str(), h.as_deref()),
+            ("no chat 'X'", Some("`ai chat list`"))
+        );
+        assert_eq!(scraped("", 9).0, "ai exited with 9");
+    }
+}

@@ -1,0 +1,314 @@
+//! `ai serve` under load and abuse: out of descriptors, too many connections, idle and slow
+//! clients, too many calls, calls that run too long or say too much, clients that go away
+//! (review D5, hostile test N3).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::serve::{TOKEN, http, json, parse_answer, request, serve, serve_with};
+use crate::support::{Env, SLOW_GEMINI, ai_bin, wait_for, wait_gone};
+
+/// Start a `/call` on a connection of its own and leave it open; the request is sent whole.
+fn start_call(port: u16, body: &str) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let req = format!(
+        "POST /call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    s
+}
+
+fn health(port: u16) -> u16 {
+    http(port, "GET", "/health", None, b"").0
+}
+
+/// The only chat's messages, once it has `n` of them (read only whole: a turn may be saving).
+fn messages_when(env: &Env, n: usize) -> Vec<serde_json::Value> {
+    wait_for(&format!("the chat to hold {n} messages"), || {
+        let ids = env.chat_ids();
+        let [id] = ids.as_slice() else { return false };
+        let text = std::fs::read_to_string(env.chat_path(id)).unwrap_or_default();
+        text.ends_with('\n') && text.matches(r#""type":"message""#).count() >= n
+    });
+    env.only_messages()
+}
+
+#[test]
+fn running_out_of_descriptors_does_not_end_the_server() {
+    // With 64 descriptors, some 55 idle connections exhaust them: accept() fails with EMFILE.
+    // It used to end the server silently with exit 0 (N3).
+    let env = Env::echo();
+    let script = format!("ulimit -n 64 && exec \"$0\" serve 0 --token {TOKEN}");
+    let mut s = serve_with(env.program("/bin/sh").arg("-c").arg(&script).arg(ai_bin()));
+    let mut idle = Vec::new();
+    for _ in 0..100 {
+        idle.push(TcpStream::connect(("127.0.0.1", s.port)).unwrap());
+    }
+    wait_for("the server to log the failed accept", || {
+        s.log().contains("cannot accept a connection")
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(s.child.running(), "the server ended: {}", s.log());
+    assert!(s.log().contains("Too many open files"), "{}", s.log());
+    drop(idle);
+    // The idle connections end; the server accepts again and answers.
+    wait_for("the server to answer again", || health(s.port) == 200);
+    assert!(
+        s.log().contains("accepting connections again"),
+        "{}",
+        s.log()
+    );
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"prompt":"still here"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(s.child.running());
+}
+
+#[test]
+fn connections_over_the_cap_get_503() {
+    let env = Env::echo();
+    let s = serve(&env, &["--token", TOKEN, "--max-connections", "2"], &[]);
+    let idle: Vec<TcpStream> = (0..2)
+        .map(|_| TcpStream::connect(("127.0.0.1", s.port)).unwrap())
+        .collect();
+    // Accepted in order: by the time the third is taken, the first two are counted.
+    let mut third = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = third.read_to_end(&mut raw);
+    let a = parse_answer(&raw);
+    assert_eq!(a.status, 503, "{a:?}");
+    assert_eq!(a.header("Retry-After").as_deref(), Some("1"));
+    assert!(
+        a.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many")
+    );
+    drop(idle);
+    wait_for("a place to free up", || health(s.port) == 200);
+}
+
+#[test]
+fn idle_and_slow_connections_are_closed() {
+    let env = Env::echo();
+    let s = serve(&env, &["--token", TOKEN, "--idle-timeout", "1"], &[]);
+    // Nothing sent: closed without an answer.
+    let started = Instant::now();
+    let mut silent = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = silent.read_to_end(&mut raw);
+    assert!(raw.is_empty(), "{}", String::from_utf8_lossy(&raw));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Half a request: 408.
+    let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    slow.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = slow.read_to_end(&mut raw);
+    assert_eq!(parse_answer(&raw).status, 408, "{raw:?}");
+    // A body that never comes whole: 408 too.
+    let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let req = format!(
+        "POST /call HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"prompt\"",
+        s.port
+    );
+    slow.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = slow.read_to_end(&mut raw);
+    assert_eq!(parse_answer(&raw).status, 408, "{raw:?}");
+    assert!(env.chat_ids().is_empty());
+    assert_eq!(health(s.port), 200);
+}
+
+#[test]
+fn calls_over_the_cap_get_429_with_retry_after() {
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let s = serve(&env, &["--token", TOKEN, "--max-calls", "1"], &[]);
+    let mut first = start_call(s.port, r#"{"alias":"gemini","prompt":"slow one"}"#);
+    env.wait_started("gemini");
+    let a = request(
+        s.port,
+        "POST",
+        "/call",
+        &[
+            "Content-Type: application/json",
+            &format!("Authorization: Bearer {TOKEN}"),
+        ],
+        br#"{"prompt":"one too many"}"#,
+    );
+    assert_eq!(a.status, 429, "{a:?}");
+    assert_eq!(a.header("Retry-After").as_deref(), Some("2"));
+    assert!(
+        a.json()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--max-calls")
+    );
+    // Listing chats is not a model call: it still works.
+    let (status, body) = http(s.port, "GET", "/chats", Some(TOKEN), b"");
+    assert_eq!(status, 200, "{body}");
+
+    env.release();
+    let mut raw = Vec::new();
+    first.read_to_end(&mut raw).unwrap();
+    let a = parse_answer(&raw);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json()["reply"], "partial answer and the rest\n");
+    // The place is free again.
+    let (status, body) = http(s.port, "POST", "/call", Some(TOKEN), br#"{"prompt":"now"}"#);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_call_past_its_timeout_is_stopped_and_its_partial_reply_saved() {
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let s = serve(&env, &["--token", TOKEN, "--call-timeout", "1"], &[]);
+    let started = Instant::now();
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"gemini","prompt":"take your time"}"#,
+    );
+    assert_eq!(status, 504, "{body}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let v = json(&body);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 1 s")
+    );
+    assert!(
+        v["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--call-timeout")
+    );
+    let msgs = messages_when(&env, 2);
+    assert_eq!(msgs[1]["content"], "partial answer");
+    assert_eq!(msgs[1]["interrupted"], true);
+    assert_eq!(health(s.port), 200);
+}
+
+#[test]
+fn output_past_the_bound_stops_the_call() {
+    let env = Env::echo();
+    let s = serve(&env, &["--token", TOKEN, "--max-output", "2048"], &[]);
+    let prompt = "x".repeat(4000);
+    let body = format!(r#"{{"prompt":"{prompt}"}}"#);
+    let (status, body) = http(s.port, "POST", "/call", Some(TOKEN), body.as_bytes());
+    assert_eq!(status, 502, "{body}");
+    let v = json(&body);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 2048 bytes")
+    );
+    assert!(
+        v["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--max-output")
+    );
+    // Small answers still fit.
+    let (status, body) = http(s.port, "POST", "/call", Some(TOKEN), br#"{"prompt":"hi"}"#);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_client_that_goes_away_stops_its_call_which_keeps_the_partial_reply() {
+    // It used to run to the end (review D5).
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let client = start_call(
+        s.port,
+        r#"{"alias":"gemini","prompt":"tell me everything"}"#,
+    );
+    let fake = env.wait_started("gemini");
+    drop(client);
+    assert!(
+        wait_gone(fake as u32, Duration::from_secs(20)),
+        "the backend still runs"
+    );
+    let msgs = messages_when(&env, 2);
+    assert_eq!(
+        (&msgs[0]["content"], &msgs[1]["content"]),
+        (&"tell me everything".into(), &"partial answer".into())
+    );
+    assert_eq!(msgs[1]["interrupted"], true);
+    assert_eq!(health(s.port), 200);
+}
+
+#[test]
+fn a_streaming_client_that_goes_away_stops_its_call() {
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let mut client = start_call(
+        s.port,
+        r#"{"alias":"gemini","prompt":"stream it","stream":true}"#,
+    );
+    let fake = env.wait_started("gemini");
+    // The event stream has begun.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&seen).contains("text/event-stream") {
+        let n = client.read(&mut buf).unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    drop(client);
+    assert!(
+        wait_gone(fake as u32, Duration::from_secs(20)),
+        "the backend still runs"
+    );
+    let msgs = messages_when(&env, 2);
+    assert_eq!(msgs[1]["content"], "partial answer");
+    assert_eq!(msgs[1]["interrupted"], true);
+    assert_eq!(health(s.port), 200);
+}
+
+#[test]
+fn stopping_the_server_stops_its_calls_which_save_what_they_have() {
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let mut s = serve(&env, &["--token", TOKEN], &[]);
+    let mut client = start_call(s.port, r#"{"alias":"gemini","prompt":"before the end"}"#);
+    let fake = env.wait_started("gemini");
+    crate::support::signal(s.child.pid(), libc::SIGTERM);
+    let status = s.child.wait_status_within(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(143), "{}", s.log());
+    assert!(wait_gone(fake as u32, Duration::from_secs(20)));
+    let msgs = messages_when(&env, 2);
+    assert_eq!(msgs[1]["content"], "partial answer");
+    assert_eq!(msgs[1]["interrupted"], true);
+    // The client was told.
+    let mut raw = Vec::new();
+    let _ = client.read_to_end(&mut raw);
+    let a = parse_answer(&raw);
+    assert_eq!(a.status, 503, "{a:?}");
+}
