@@ -4,3 +4,10 @@
 //! - `scan`: which files of the folder are notes (hidden, ignored, binary, large files skipped).
 //! - `note`: a note's stable ID, title and ordering; its text normalized for hashing.
 //! - `chunk`: a note split into passages under a token budget, along its markdown structure.
+//! - `glob`: the small matcher behind `--include`/`--exclude` and `.gitignore` lines.
+
+// The sync engine (store, sync, search) calls these; until it is wired, parts look unused.
+#![allow(dead_code)]
+
+pub(crate) mod chunk;
+pub(crate) mod note;
