@@ -10,4 +10,6 @@
 #![allow(dead_code)]
 
 pub(crate) mod chunk;
+mod glob;
 pub(crate) mod note;
+pub(crate) mod scan;
