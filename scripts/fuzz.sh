@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A short cargo-fuzz run of every target (not in CI): the argument grammar, the chat record
-# reader, the SSE, NDJSON and AWS event-stream readers, the config reader.
+# reader, the SSE, NDJSON and AWS event-stream readers, the config reader, the knowledge-base
+# note reader and chunker.
 #
 #   scripts/fuzz.sh            # 60 s per target
 #   SECONDS_EACH=600 scripts/fuzz.sh sse
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTC_BOOTSTRAP=1
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(grammar chat_records sse ndjson eventstream config)
+[ ${#targets[@]} -gt 0 ] || targets=(grammar chat_records sse ndjson eventstream config kb_note kb_chunk)
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t"
     echo "== fuzz $t for ${SECONDS_EACH:-60}s"

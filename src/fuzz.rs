@@ -126,3 +126,81 @@ pub fn config(data: &[u8]) {
     }
     let _ = provider::parse_dotenv(&text);
 }
+
+/// The note reader: front matter, IDs, titles, link normalization. Lines stay where they were.
+pub fn kb_note(data: &[u8]) {
+    use crate::kb::{chunk::Kind, note};
+    let text = String::from_utf8_lossy(data);
+    let lines = |t: &str| t.split('\n').count();
+    let unbommed = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    for kind in [Kind::Markdown, Kind::Text] {
+        for rel in [
+            "notes/01_12a_How_to_integrate_e0d27e3ad.md",
+            "plain.md",
+            "x",
+        ] {
+            let note = note::read(rel, &text, kind);
+            assert!(note.first_line >= 1);
+            let skipped = note.first_line as usize - 1;
+            assert!(
+                note.body.is_empty() || lines(&note.body) + skipped == lines(unbommed),
+                "the body keeps its lines"
+            );
+            assert_eq!(note.hash, note::hash(&note.body));
+            assert!(!note.id.is_empty() && !note.title.is_empty());
+        }
+    }
+    let normalized = note::normalize_links(&text);
+    assert_eq!(
+        lines(&normalized),
+        lines(&text),
+        "normalizing keeps the lines"
+    );
+    let _ = note::zettel_id(&text);
+}
+
+/// The chunker, with its invariants: chunks in order, within the text's lines, none over the
+/// budget, none empty, and together they hold all of the text but whitespace.
+pub fn kb_chunk(data: &[u8]) {
+    use crate::kb::chunk::{self, Kind};
+    let text = String::from_utf8_lossy(data);
+    let budget = data.first().map_or(1, |&b| usize::from(b % 64));
+    for kind in [Kind::Markdown, Kind::Text] {
+        let chunks = chunk::split(&text, 7, kind, budget);
+        check_chunks(&text, 7, budget, &chunks);
+    }
+}
+
+/// The chunker's invariants (see [`kb_chunk`]); also used by its unit tests.
+pub(crate) fn check_chunks(
+    body: &str,
+    first_line: u32,
+    budget: usize,
+    chunks: &[crate::kb::chunk::Chunk],
+) {
+    let lines: Vec<&str> = body.split('\n').collect();
+    let last = first_line as usize + lines.len() - 1;
+    let mut previous_end = first_line as usize;
+    let mut seen = 0;
+    for c in chunks {
+        let (start, end) = (c.start_line as usize, c.end_line as usize);
+        assert!(!c.text.trim().is_empty(), "an empty chunk");
+        assert!(
+            crate::kb::chunk::estimate_tokens(&c.text) <= budget.max(1),
+            "a chunk over the budget"
+        );
+        assert!(
+            previous_end <= start && start <= end && end <= last,
+            "lines out of order"
+        );
+        let span = lines[start - first_line as usize..=end - first_line as usize].join("\n");
+        let exact = span
+            .match_indices(c.text.as_str())
+            .any(|(at, t)| !span[..at].contains('\n') && !span[at + t.len()..].contains('\n'));
+        assert!(exact, "a chunk's text is not exactly on its lines");
+        previous_end = end;
+        seen += c.text.chars().filter(|ch| !ch.is_whitespace()).count();
+    }
+    let all = body.chars().filter(|ch| !ch.is_whitespace()).count();
+    assert_eq!(seen, all, "chunks lost or repeated text");
+}

@@ -4,6 +4,7 @@
 //! - `scan`: which files of the folder are notes (hidden, ignored, binary, large files skipped).
 //! - `note`: a note's stable ID, title and ordering; its text normalized for hashing.
 //! - `chunk`: a note split into passages under a token budget, along its markdown structure.
+//! - `glob`: the small matcher behind `--include`/`--exclude` and `.gitignore` lines.
 //! - `embed`: embeddings from the providers that have them (OpenAI-compatible, Azure, Gemini,
 //!   Ollama), batched, retried, checked and normalized.
 //! - `store`: the SQLite index; `vectors`: its quantized side file for vector search.
@@ -12,6 +13,7 @@
 
 pub(crate) mod chunk;
 pub(crate) mod embed;
+mod glob;
 pub(crate) mod ground;
 pub(crate) mod note;
 mod progress;

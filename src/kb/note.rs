@@ -1,27 +1,275 @@
-//! STUB until the kbtext branch lands.
-use super::chunk::Kind;
+//! A note's identity and its normalized text. The ID is what never changes when a Zettelkasten
+//! is reorganized: the 9-hex ID at the end of a file name (`01_12a_How_to_integrate_e0d27e3ad.md`),
+//! else a front-matter `id:`, else the path. The body is normalized so that a reorganize (files
+//! renamed, orderings renumbered, link targets rewritten) leaves its hash unchanged: links to
+//! note files are reduced to the notes' IDs. Normalization keeps every line where it was, so
+//! chunk line ranges stay the file's.
+
+use std::borrow::Cow;
+
+use super::chunk::{self, Kind};
+
+/// A note read from its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Note {
     pub(crate) id: String,
     pub(crate) title: String,
+    /// The Zettelkasten ordering of the file name (`01_12a`), if it has one.
     pub(crate) ordering: Option<String>,
+    /// The text without front matter, CRLF as LF, links to notes reduced to their IDs.
     pub(crate) body: String,
+    /// The 1-based file line where `body` starts (after the front matter).
     pub(crate) first_line: u32,
+    /// [`hash`] of `body`.
     pub(crate) hash: String,
 }
+
+/// Read the note at `rel` (relative to the root, '/'-separated) from its text.
+pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if kind == Kind::Text {
+        let body = lf(text).into_owned();
+        return Note {
+            id: rel.to_owned(),
+            title: name.to_owned(),
+            ordering: None,
+            hash: hash(&body),
+            body,
+            first_line: 1,
+        };
+    }
+    let front = front_matter(text).unwrap_or_default();
+    let body = lf(&text[front.end..]);
+    let body = normalize_links(&body).into_owned();
+    let zettel = zettel_id(name);
+    let (ordering, words) = match zettel {
+        Some(id) => name_parts(name, id),
+        None => (None, String::new()),
+    };
+    let title = front
+        .title
+        .or_else(|| first_heading(&body).map(str::to_owned))
+        .or_else(|| (!words.is_empty()).then_some(words))
+        .unwrap_or_else(|| strip_extension(name).to_owned());
+    let id = zettel
+        .map(str::to_owned)
+        .or(front.id)
+        .unwrap_or_else(|| rel.to_owned());
+    Note {
+        id,
+        title,
+        ordering,
+        hash: hash(&body),
+        body,
+        first_line: front.lines.saturating_add(1),
+    }
+}
+
+/// The Zettelkasten ID of a file name: exactly 9 lowercase hex digits after the last `_` of the
+/// stem. `"01_12a_How_to_integrate_e0d27e3ad.md"` → `"e0d27e3ad"`.
+pub(crate) fn zettel_id(file_name: &str) -> Option<&str> {
+    let (_, id) = strip_extension(file_name).rsplit_once('_')?;
+    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    (id.len() == 9 && id.bytes().all(hex)).then_some(id)
+}
+
+/// The name without its extension, if it has one (`a.md` → `a`; `v1.2_x` keeps its dot: an
+/// extension is letters and digits only).
+fn strip_extension(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((stem, ext))
+            if !stem.is_empty()
+                && !ext.is_empty()
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            stem
+        }
+        _ => name,
+    }
+}
+
+/// The ordering (`01_12a`: the leading segments that start with a digit) and the title words
+/// (the rest, `_` as spaces) of a Zettelkasten file name with the ID `id`.
+fn name_parts(name: &str, id: &str) -> (Option<String>, String) {
+    let stem = strip_extension(name);
+    let head = &stem[..stem.len().saturating_sub(id.len() + 1)];
+    let mut ordering = Vec::new();
+    let mut words = Vec::new();
+    for segment in head.split('_') {
+        if words.is_empty() && segment.starts_with(|c: char| c.is_ascii_digit()) {
+            ordering.push(segment);
+        } else if !segment.is_empty() {
+            words.push(segment);
+        }
+    }
+    let ordering = (!ordering.is_empty()).then(|| ordering.join("_"));
+    (ordering, words.join(" "))
+}
+
+/// CRLF line ends as LF (the same lines; chunk texts without stray `\r`).
+fn lf(text: &str) -> Cow<'_, str> {
+    if memchr::memmem::find(text.as_bytes(), b"\r\n").is_some() {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// What a front-matter block says, and where the body starts.
+#[derive(Debug, Default)]
+struct Front {
+    id: Option<String>,
+    title: Option<String>,
+    /// Byte offset of the body.
+    end: usize,
+    /// Lines the block takes, its `---` lines included.
+    lines: u32,
+}
+
+/// A leading `---` … `---` (or `...`) block of simple `key: value` lines. Anything else (an
+/// unclosed block, a line that is no YAML key) is no front matter: the whole text is body.
+fn front_matter(text: &str) -> Option<Front> {
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next()?;
+    if first.trim_end() != "---" {
+        return None;
+    }
+    let mut front = Front {
+        end: first.len(),
+        lines: 1,
+        ..Front::default()
+    };
+    for line in lines {
+        front.end += line.len();
+        front.lines = front.lines.saturating_add(1);
+        let l = line.trim_end();
+        if l == "---" || l == "..." {
+            return Some(front);
+        }
+        // Blank lines, comments, list items and indented continuations: nothing we read.
+        if l.trim_start().is_empty() || l.starts_with(['#', ' ', '\t', '-']) {
+            continue;
+        }
+        let (key, value) = l.split_once(':')?;
+        if key.is_empty() || !(value.is_empty() || value.starts_with([' ', '\t'])) {
+            return None;
+        }
+        if key.eq_ignore_ascii_case("id") {
+            front.id = scalar(value);
+        } else if key.eq_ignore_ascii_case("title") {
+            front.title = scalar(value);
+        }
+    }
+    None
+}
+
+/// A one-line YAML scalar: quotes removed (`\"` and `''` unescaped), a plain value's ` #`
+/// comment cut; `None` when empty or a block scalar (`|`, `>`) we do not read.
+fn scalar(value: &str) -> Option<String> {
+    let v = value.trim();
+    let text = if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+        v[1..v.len() - 1]
+            .replace("\\\"", "\"")
+            .replace("\\\\", "\\")
+    } else if v.len() >= 2 && v.starts_with('\'') && v.ends_with('\'') {
+        v[1..v.len() - 1].replace("''", "'")
+    } else if v.starts_with(['|', '>']) {
+        return None;
+    } else {
+        v.split(" #").next().unwrap_or(v).trim_end().to_owned()
+    };
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The text of the first `# ` heading outside fenced code.
+fn first_heading(body: &str) -> Option<&str> {
+    let mut fence = None;
+    for line in body.lines() {
+        let line = line.trim_end();
+        if let Some(open) = fence {
+            if chunk::fence_closes(line, open) {
+                fence = None;
+            }
+        } else if let Some(open) = chunk::fence_open(line) {
+            fence = Some(open);
+        } else if let Some((1, text)) = chunk::atx(line)
+            && !text.is_empty()
+        {
+            return Some(text);
+        }
+    }
+    None
+}
+
+/// The hash of a note's normalized text: SHA-256, its first 16 bytes as hex.
 pub(crate) fn hash(text: &str) -> String {
-    let d = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
-    d.as_ref()[..16]
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    digest.as_ref()[..16]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
-pub(crate) fn read(rel: &str, text: &str, _kind: Kind) -> Note {
-    Note {
-        id: rel.to_owned(),
-        title: rel.to_owned(),
-        ordering: None,
-        body: text.to_owned(),
-        first_line: 1,
-        hash: hash(text),
+
+/// Markdown links to Zettelkasten note files reduced to the notes' IDs:
+/// `[x](../b/01_12a_How_to_integrate_e0d27e3ad.md#setup)` → `[x](e0d27e3ad#setup)`,
+/// `[[01_12a_How_to_integrate_e0d27e3ad|alias]]` → `[[e0d27e3ad|alias]]`, and reference
+/// definitions (`[1]: 01_x_Foo_e0d27e3ad.md`). Image links, web links, links to other files and
+/// anything in code stay as they are. Every line stays where it was; text with nothing to change
+/// comes back borrowed.
+pub(crate) fn normalize_links(text: &str) -> Cow<'_, str> {
+    let finder = |needle: &[u8]| memchr::memmem::find(text.as_bytes(), needle).is_some();
+    if !(finder(b"](") || finder(b"[[") || finder(b"]:")) {
+        return Cow::Borrowed(text);
     }
+    let mut edits = Vec::new();
+    let mut fence = None;
+    let mut stretch: Option<usize> = None;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let l = line.trim_end();
+        if let Some(open) = fence {
+            if chunk::fence_closes(l, open) {
+                fence = None;
+            }
+            continue;
+        }
+        let open = chunk::fence_open(l);
+        if open.is_some() || l.trim_start().is_empty() {
+            if let Some(s) = stretch.take() {
+                links::find(text, s, start, &mut edits);
+            }
+            fence = open;
+            continue;
+        }
+        stretch.get_or_insert(start);
+    }
+    if let Some(s) = stretch {
+        links::find(text, s, text.len(), &mut edits);
+    }
+    if edits.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for (start, end, with) in edits {
+        if start < done {
+            continue;
+        }
+        out.push_str(&text[done..start]);
+        out.push_str(&with);
+        done = end;
+    }
+    out.push_str(&text[done..]);
+    Cow::Owned(out)
 }
+
+#[path = "links.rs"]
+mod links;
+
+#[cfg(test)]
+#[path = "note_tests.rs"]
+mod tests;

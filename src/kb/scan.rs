@@ -1,48 +1,348 @@
-//! STUB until the kbtext branch lands.
-use super::chunk::Kind;
-use crate::error::Result;
+//! Which files of a folder are notes. A walk that reads only metadata (and `.gitignore` files):
+//! hidden names, ignored, excluded, unsupported and very large files are skipped and counted;
+//! symlinked folders are never followed (no loops), symlinked files are when they point to a
+//! regular file. Binary content is told later, from the first bytes the sync reads
+//! ([`is_binary`]).
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+
+use super::chunk::Kind;
+use super::glob::Pattern;
+use crate::error::{Error, Result};
+
+/// Files larger than this are skipped (counted `large`): 2 MiB of text is a book, not a note.
+pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// How many leading bytes [`is_binary`] looks at.
+pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
+
+/// Extensions indexed as markdown without `--include`.
+const MARKDOWN: &[&str] = &["md", "markdown", "mdx"];
+
+/// Extensions indexed as plain text without `--include`.
+const TEXT: &[&str] = &[
+    "txt", "rst", "org", "adoc", "py", "rs", "ts", "tsx", "js", "jsx", "go", "java", "kt", "c",
+    "h", "cc", "cpp", "hpp", "cs", "rb", "php", "swift", "scala", "sh", "bash", "zsh", "fish",
+    "sql", "toml", "yaml", "yml", "ini", "cfg", "lua", "r", "pl", "ex", "exs", "hs", "ml", "clj",
+    "vim", "css", "scss", "html", "xml", "tex",
+];
+
+/// One note file found by [`scan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
+    /// The path relative to the root, '/'-separated (lossy if a name is not UTF-8).
     pub(crate) rel: String,
+    /// The path to open (the link itself for a symlinked file).
     pub(crate) path: PathBuf,
     pub(crate) size: u64,
+    /// Modification time in nanoseconds since the Unix epoch (negative before it).
     pub(crate) mtime_ns: i64,
     pub(crate) kind: Kind,
 }
-#[derive(Default)]
+
+/// What the walk left out, by reason. A skipped folder counts once, whatever it holds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Skipped {
+    /// Names starting with '.' (files and folders, `.git` and `.gitignore` included).
     pub(crate) hidden: u64,
+    /// Matched by a `.gitignore`.
     pub(crate) ignored: u64,
+    /// Matched by `--exclude`.
     pub(crate) excluded: u64,
+    /// Not a known text extension, or not matched by `--include`; sockets, fifos and the like.
     pub(crate) unsupported: u64,
+    /// Over [`MAX_FILE_BYTES`].
     pub(crate) large: u64,
+    /// Symlinks not followed: to a folder (loops), or to something that is not a regular file.
+    pub(crate) links: u64,
+    /// Folders that could not be listed, files whose metadata could not be read, broken
+    /// symlinks, unreadable `.gitignore` files.
+    pub(crate) unreadable: u64,
 }
-pub(crate) struct Filter;
+
+/// Which files count as notes: the `--include` and `--exclude` globs.
+#[derive(Debug, Default)]
+pub(crate) struct Filter {
+    include: Vec<Pattern>,
+    exclude: Vec<Pattern>,
+}
+
 impl Filter {
-    pub(crate) fn new(_include: &[String], _exclude: &[String]) -> Result<Filter> {
-        Ok(Filter)
+    /// Compile the globs. Without `include`, the known extensions are notes; with it, only the
+    /// files it matches. A glob without '/' matches a name at any depth (`*.md`); with one it is
+    /// anchored at the root (`drafts/**`).
+    pub(crate) fn new(include: &[String], exclude: &[String]) -> Result<Filter> {
+        let compile = |flag: &str, globs: &[String]| {
+            globs
+                .iter()
+                .map(|glob| {
+                    Pattern::cli(glob).map_err(|why| {
+                        Error::usage(format!("invalid {flag} glob {glob:?}: {why}")).hint(
+                            "`*` and `?` match within a folder, `**` across folders; \
+                             write a literal [ as \\[",
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        };
+        Ok(Filter {
+            include: compile("--include", include)?,
+            exclude: compile("--exclude", exclude)?,
+        })
     }
-}
-pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
-pub(crate) fn is_binary(head: &[u8]) -> bool {
-    head.contains(&0)
-}
-pub(crate) fn scan(root: &Path, _f: &Filter) -> Result<(Vec<Entry>, Skipped)> {
-    use std::os::unix::fs::MetadataExt;
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(root).unwrap().flatten() {
-        let p = e.path();
-        let m = std::fs::metadata(&p).unwrap();
-        if m.is_file() && p.extension().is_some_and(|x| x == "md") {
-            out.push(Entry {
-                rel: e.file_name().to_string_lossy().into_owned(),
-                path: p,
-                size: m.len(),
-                mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
-                kind: Kind::Markdown,
-            });
+
+    /// The kind of note the file is, or `None` when it is not one.
+    fn kind(&self, rel: &str, name: &str) -> Option<Kind> {
+        let ext = extension(name);
+        let is =
+            |list: &[&str]| ext.is_some_and(|e| list.iter().any(|l| e.eq_ignore_ascii_case(l)));
+        if self.include.is_empty() {
+            if is(MARKDOWN) {
+                Some(Kind::Markdown)
+            } else if is(TEXT) {
+                Some(Kind::Text)
+            } else {
+                None
+            }
+        } else if self.include.iter().any(|p| p.matches(rel, false)) {
+            Some(if is(MARKDOWN) {
+                Kind::Markdown
+            } else {
+                Kind::Text
+            })
+        } else {
+            None
         }
     }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok((out, Skipped::default()))
 }
+
+/// A file name's extension, if it has one (`.bashrc` has none).
+fn extension(name: &str) -> Option<&str> {
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() => Some(ext),
+        _ => None,
+    }
+}
+
+/// The note files under `root`, sorted by `rel`, and what was skipped. A root that is not a
+/// readable folder is an error; anything unreadable below it is skipped and counted.
+pub(crate) fn scan(root: &Path, filter: &Filter) -> Result<(Vec<Entry>, Skipped)> {
+    let meta = fs::metadata(root).map_err(|e| Error::io("read folder", root, e))?;
+    if !meta.is_dir() {
+        let e = io::Error::new(io::ErrorKind::NotADirectory, "not a folder");
+        return Err(Error::io("read folder", root, e));
+    }
+    let listing = fs::read_dir(root).map_err(|e| Error::io("read folder", root, e))?;
+    let mut walk = Walk {
+        filter,
+        entries: Vec::new(),
+        skipped: Skipped::default(),
+        rules: Vec::new(),
+    };
+    walk.folder(listing, "");
+    let mut entries = walk.entries;
+    entries.sort_by(|a, b| a.rel.cmp(&b.rel).then_with(|| a.path.cmp(&b.path)));
+    Ok((entries, walk.skipped))
+}
+
+/// The patterns of one `.gitignore`, relative to its folder (`base`, "" at the root).
+struct Rules {
+    base: String,
+    patterns: Vec<Pattern>,
+}
+
+struct Walk<'a> {
+    filter: &'a Filter,
+    entries: Vec<Entry>,
+    skipped: Skipped,
+    /// The `.gitignore` rules of the folders from the root down to the current one.
+    rules: Vec<Rules>,
+}
+
+impl Walk<'_> {
+    fn folder(&mut self, listing: fs::ReadDir, rel: &str) {
+        let mut children = Vec::new();
+        for child in listing {
+            match child {
+                Ok(child) => children.push(child),
+                Err(_) => self.skipped.unreadable += 1,
+            }
+        }
+        let gitignore = children
+            .iter()
+            .find(|c| c.file_name() == OsStr::new(".gitignore"));
+        let pushed = match gitignore.map(|c| fs::read(c.path())) {
+            Some(Ok(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let patterns = text
+                    .lines()
+                    .filter_map(Pattern::gitignore)
+                    .filter_map(|p| p.ok()) // as git does: a broken line is no rule
+                    .collect();
+                self.rules.push(Rules {
+                    base: rel.to_owned(),
+                    patterns,
+                });
+                true
+            }
+            Some(Err(_)) => {
+                self.skipped.unreadable += 1;
+                false
+            }
+            None => false,
+        };
+        for child in children {
+            let name = child.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                self.skipped.hidden += 1;
+                continue;
+            }
+            let child_rel = if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let Ok(file_type) = child.file_type() else {
+                self.skipped.unreadable += 1;
+                continue;
+            };
+            if file_type.is_dir() {
+                if self.ignored(&child_rel, true) {
+                    self.skipped.ignored += 1;
+                } else if self
+                    .filter
+                    .exclude
+                    .iter()
+                    .any(|p| p.matches_folder(&child_rel))
+                {
+                    self.skipped.excluded += 1;
+                } else {
+                    match fs::read_dir(child.path()) {
+                        Ok(listing) => self.folder(listing, &child_rel),
+                        Err(_) => self.skipped.unreadable += 1,
+                    }
+                }
+            } else if file_type.is_file() {
+                self.file(&child, &child_rel, &name, None);
+            } else if file_type.is_symlink() {
+                match fs::metadata(child.path()) {
+                    Ok(meta) if meta.is_file() => self.file(&child, &child_rel, &name, Some(meta)),
+                    Ok(meta) if self.ignored(&child_rel, meta.is_dir()) => {
+                        self.skipped.ignored += 1;
+                    }
+                    Ok(_) => self.skipped.links += 1,
+                    Err(_) => self.skipped.unreadable += 1,
+                }
+            } else {
+                self.skipped.unsupported += 1;
+            }
+        }
+        if pushed {
+            self.rules.pop();
+        }
+    }
+
+    /// A regular file (or a symlink to one, with its target's metadata).
+    fn file(&mut self, child: &fs::DirEntry, rel: &str, name: &str, meta: Option<fs::Metadata>) {
+        if self.ignored(rel, false) {
+            self.skipped.ignored += 1;
+            return;
+        }
+        if self.filter.exclude.iter().any(|p| p.matches(rel, false)) {
+            self.skipped.excluded += 1;
+            return;
+        }
+        let Some(kind) = self.filter.kind(rel, name) else {
+            self.skipped.unsupported += 1;
+            return;
+        };
+        let meta = match meta.map_or_else(|| child.metadata(), Ok) {
+            Ok(meta) => meta,
+            Err(_) => {
+                self.skipped.unreadable += 1;
+                return;
+            }
+        };
+        if meta.len() > MAX_FILE_BYTES {
+            self.skipped.large += 1;
+            return;
+        }
+        self.entries.push(Entry {
+            rel: rel.to_owned(),
+            path: child.path(),
+            size: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+            kind,
+        });
+    }
+
+    /// Whether the `.gitignore` files ignore `rel`: the last matching line decides, the deepest
+    /// file first; a `!` line re-includes.
+    fn ignored(&self, rel: &str, is_dir: bool) -> bool {
+        for rules in self.rules.iter().rev() {
+            let sub = if rules.base.is_empty() {
+                rel
+            } else {
+                match rel
+                    .strip_prefix(rules.base.as_str())
+                    .and_then(|r| r.strip_prefix('/'))
+                {
+                    Some(sub) => sub,
+                    None => continue,
+                }
+            };
+            if let Some(p) = rules.patterns.iter().rev().find(|p| p.matches(sub, is_dir)) {
+                return !p.negated;
+            }
+        }
+        false
+    }
+}
+
+fn mtime_ns(meta: &fs::Metadata) -> i64 {
+    let Ok(time) = meta.modified() else {
+        return 0;
+    };
+    match time.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
+    }
+}
+
+/// Whether the first bytes of a file say it is not text: a NUL byte in the first 8 KiB, or more
+/// than a tenth of them invalid UTF-8 or control characters. A Latin-1 note (a few umlauts
+/// invalid as UTF-8) is still text; see [`decode`].
+pub(crate) fn is_binary(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(SNIFF_BYTES)];
+    if memchr::memchr(0, head).is_some() {
+        return true;
+    }
+    let control = |b: &u8| matches!(b, 0x01..=0x08 | 0x0e..=0x1a | 0x1c..=0x1f | 0x7f);
+    let mut bad = 0usize;
+    // A character cut in two at the end of the head adds at most 3: noise against the tenth.
+    for chunk in head.utf8_chunks() {
+        bad += chunk.valid().bytes().filter(control).count() + chunk.invalid().len();
+    }
+    bad * 10 > head.len()
+}
+
+/// A text file's content as text: UTF-8 when it is (a leading BOM kept; `note::read` drops it),
+/// else Latin-1, which every byte string is — German notes from older editors read right.
+pub(crate) fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.into(),
+        Err(_) => bytes
+            .iter()
+            .map(|&b| char::from(b))
+            .collect::<String>()
+            .into(),
+    }
+}
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod tests;

@@ -369,10 +369,7 @@ fn read_entry(entry: &Entry, skipped: &mut SkipCounts) -> Option<Note> {
         skipped.binary += 1;
         return None;
     }
-    let Ok(text) = String::from_utf8(bytes) else {
-        skipped.binary += 1;
-        return None;
-    };
+    let text = scan::decode(&bytes);
     Some(note::read(&entry.rel, &text, entry.kind))
 }
 
