@@ -597,7 +597,7 @@ fn a_reorganize_sends_no_embedding_request() {
     .unwrap();
     env.run(&["kb", "sync", "notes"]).success();
     let texts = embedding::texts(&s);
-    assert_eq!(texts.len(), 7 + 1 + 0, "{texts:?}");
+    assert_eq!(texts.len(), 7 + 1, "{texts:?}");
     assert!(texts.last().unwrap().contains("AeroPress"));
 }
 
