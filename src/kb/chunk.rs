@@ -1,8 +1,9 @@
 //! A note split into passages under a token budget, along its markdown structure: a note that
 //! fits is one chunk; a longer one splits on headings, then on paragraphs and fenced code blocks
 //! (never inside a fence unless the fence alone is over the budget), then on sentences, then on
-//! lines, and as the last resort hard at the budget. Adjacent small pieces are packed together
-//! up to the budget. A line scanner aware of fences: no markdown parser, linear time.
+//! lines, and as the last resort hard at the budget. Adjacent small sections are packed together
+//! up to the budget, and so are the parts of a long one. A line scanner aware of fences: no
+//! markdown parser, linear time.
 //!
 //! Every chunk is a slice of the body with its leading blank lines and trailing whitespace cut,
 //! so its line range is exact and its text is the note's own.
@@ -58,7 +59,7 @@ pub(crate) fn split(body: &str, first_line: u32, kind: Kind, budget_tokens: usiz
             continue;
         };
         if b - a <= max {
-            pieces.push(Piece::new(a, b, index));
+            pieces.push(Piece::new(a, b, index, true));
             continue;
         }
         // A heading is cut together with the block after it, so it never ends a chunk alone.
@@ -76,31 +77,40 @@ pub(crate) fn split(body: &str, first_line: u32, kind: Kind, budget_tokens: usiz
             };
             let mut ranges = Vec::new();
             cut(body, start, lines.end(block.last), levels, max, &mut ranges);
-            pieces.extend(ranges.into_iter().map(|(a, b)| Piece::new(a, b, index)));
+            pieces.extend(
+                ranges
+                    .into_iter()
+                    .map(|(a, b)| Piece::new(a, b, index, false)),
+            );
         }
     }
     pack(body, &lines, &sections, &pieces, first_line.max(1), max)
 }
 
-/// A range of the body no longer than the budget, from one section.
+/// A range of the body no longer than the budget, from one section: all of it (`whole`), or a
+/// part of a section too long for one chunk.
 struct Piece {
     start: usize,
     end: usize,
     section: usize,
+    whole: bool,
 }
 
 impl Piece {
-    fn new(start: usize, end: usize, section: usize) -> Piece {
+    fn new(start: usize, end: usize, section: usize, whole: bool) -> Piece {
         Piece {
             start,
             end,
             section,
+            whole,
         }
     }
 }
 
-/// Pack adjacent pieces greedily into chunks of at most `max` bytes. A chunk's heading is the
-/// heading path its pieces have in common.
+/// Pack adjacent pieces greedily into chunks of at most `max` bytes: the parts of one section
+/// together, and whole sections together, but the parts of a long section never with another
+/// section (its last part belongs to its own heading). A chunk's heading is the heading path
+/// its pieces have in common.
 fn pack(
     body: &str,
     lines: &Lines<'_>,
@@ -110,41 +120,60 @@ fn pack(
     max: usize,
 ) -> Vec<Chunk> {
     let mut chunks = Vec::new();
-    let mut flush = |start: usize, end: usize, path: &[&str]| {
+    let mut flush = |open: &Open| {
         let line = |pos: usize| {
             u32::try_from(lines.line_of(pos))
                 .unwrap_or(u32::MAX)
                 .saturating_add(first_line)
         };
         chunks.push(Chunk {
-            heading: path.join(" > "),
-            start_line: line(start),
-            end_line: line(end - 1),
-            text: body[start..end].to_owned(),
+            heading: sections[open.section].path[..open.depth].join(" > "),
+            start_line: line(open.start),
+            end_line: line(open.end - 1),
+            text: body[open.start..open.end].to_owned(),
         });
     };
-    // The chunk being filled: its start, end, first section and common heading depth.
-    let mut current: Option<(usize, usize, usize, usize)> = None;
+    let mut current: Option<Open> = None;
     for piece in pieces {
         let path = &sections[piece.section].path;
-        current = match current {
-            Some((start, _, section, depth)) if piece.end - start <= max => {
-                let first = &sections[section].path[..depth];
-                let common = first.iter().zip(path).take_while(|(a, b)| a == b).count();
-                Some((start, piece.end, section, common))
+        if let Some(open) = &mut current {
+            let joins = open.last == piece.section || (open.whole && piece.whole);
+            if joins && piece.end - open.start <= max {
+                let first = &sections[open.section].path[..open.depth];
+                open.depth = first.iter().zip(path).take_while(|(a, b)| a == b).count();
+                open.end = piece.end;
+                open.last = piece.section;
+                open.whole &= piece.whole;
+                continue;
             }
-            _ => {
-                if let Some((start, end, section, depth)) = current {
-                    flush(start, end, &sections[section].path[..depth]);
-                }
-                Some((piece.start, piece.end, piece.section, path.len()))
-            }
-        };
+            flush(open);
+        }
+        current = Some(Open {
+            start: piece.start,
+            end: piece.end,
+            section: piece.section,
+            last: piece.section,
+            depth: path.len(),
+            whole: piece.whole,
+        });
     }
-    if let Some((start, end, section, depth)) = current {
-        flush(start, end, &sections[section].path[..depth]);
+    if let Some(open) = &current {
+        flush(open);
     }
     chunks
+}
+
+/// The chunk being filled by [`pack`].
+struct Open {
+    start: usize,
+    end: usize,
+    /// Its first and last pieces' sections.
+    section: usize,
+    last: usize,
+    /// How much of the first section's heading path all its pieces share.
+    depth: usize,
+    /// Whether it holds whole sections only.
+    whole: bool,
 }
 
 /// Finds the places inside `body[a..b]` where a range may be cut (sorted, each inside (a, b)).

@@ -324,6 +324,28 @@ fn ten_thousand_notes_chunk_fast() {
     assert!(took.as_secs_f64() < limit, "{took:?}");
 }
 
+#[test]
+fn a_long_sections_parts_keep_its_heading() {
+    let body = "# Datensicherung\n\nWie ich meine Notizen sichere. Zuerst lokal, dann extern.\n\n## Lokal\n\nJede Nacht läuft `restic` auf dem NAS. Die Größe der Sicherung wächst langsam. Alte Stände werden nach 30 Tagen gelöscht.\n\n```sh\n# nicht ein Titel\nrestic backup ~/notes\n```\n\n## Extern\n\n- Festplatte im Büro\n- Cloud-Speicher (verschlüsselt)\n- USB-Stick für unterwegs\n\n### Prüfung\n\nEinmal im Monat prüfe ich, ob die Wiederherstellung klappt. Das dauert zehn Minuten.\n";
+    let chunks = md(body, 40);
+    let got: Vec<(&str, u32, u32)> = chunks
+        .iter()
+        .map(|c| (c.heading.as_str(), c.start_line, c.end_line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("Datensicherung", 1, 3),
+            ("Datensicherung > Lokal", 5, 7),
+            // The rest of a long section is not packed with the next section.
+            ("Datensicherung > Lokal", 9, 12),
+            ("Datensicherung > Extern", 14, 18),
+            ("Datensicherung > Extern > Prüfung", 20, 22),
+        ]
+    );
+    assert!(chunks[2].text.starts_with("```sh\n# nicht ein Titel"));
+}
+
 proptest! {
     #[test]
     fn invariants_hold_for_markdown_shaped_input(
