@@ -155,6 +155,7 @@ fn skipped_notice(ctx: &Ctx, s: &sync::SkipCounts) {
         (s.excluded, "excluded"),
         (s.unsupported, "not text"),
         (s.large, "too large"),
+        (s.links, "links to folders"),
         (s.binary, "binary"),
         (s.unreadable, "unreadable"),
         (s.duplicate, "duplicate ID"),

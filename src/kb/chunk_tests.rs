@@ -305,23 +305,19 @@ fn nasty_inputs() {
 }
 
 #[test]
-fn ten_thousand_notes_chunk_fast() {
+fn ten_thousand_notes_chunk() {
     let note = format!(
         "# Notiz über Datensicherung\n\n{}\n\n## Schritte\n\n- eins\n- zwei\n\n```sh\n# kein Titel\nrsync -a x y\n```\n\n{}\n",
         prose(180),
         prose(180)
     );
     assert!(note.len() > 1_800, "about 2 KB: {}", note.len());
-    let start = std::time::Instant::now();
+    // Speed is measured by bench/run (sync rows), not here: a timed test flakes on a busy machine.
     let mut n = 0;
     for _ in 0..10_000 {
         n += split(&note, 1, Kind::Markdown, DEFAULT_BUDGET).len();
     }
-    let took = start.elapsed();
     assert!(n >= 10_000);
-    // Well under a second in release; the debug build gets more room.
-    let limit = if cfg!(debug_assertions) { 10.0 } else { 1.0 };
-    assert!(took.as_secs_f64() < limit, "{took:?}");
 }
 
 #[test]

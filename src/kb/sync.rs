@@ -50,6 +50,8 @@ pub(crate) struct SkipCounts {
     pub(crate) excluded: u64,
     pub(crate) unsupported: u64,
     pub(crate) large: u64,
+    /// Links to folders (never followed) or to what is not a file.
+    pub(crate) links: u64,
     pub(crate) binary: u64,
     pub(crate) unreadable: u64,
     /// A second file with a note ID already taken.
@@ -64,6 +66,8 @@ impl SkipCounts {
             excluded: s.excluded,
             unsupported: s.unsupported,
             large: s.large,
+            links: s.links,
+            unreadable: s.unreadable,
             ..SkipCounts::default()
         }
     }
@@ -74,6 +78,7 @@ impl SkipCounts {
             + self.excluded
             + self.unsupported
             + self.large
+            + self.links
             + self.binary
             + self.unreadable
             + self.duplicate
