@@ -215,6 +215,6 @@ mod tests {
     fn fts_query_quotes_every_term() {
         let t = vec!["a\"b".to_owned(), "or".to_owned(), "xy".to_owned()];
         assert_eq!(fts_query(&t, 1).unwrap(), "\"ab\" OR \"or\" OR \"xy\"");
-        assert_eq!(fts_query(&t, 3), None);
+        assert_eq!(fts_query(&t, 4), None);
     }
 }
