@@ -59,6 +59,10 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--kb', '--kb', [CompletionResultType]::ParameterName, 'Ground the answer in a knowledge base (repeat for several); a chat remembers them')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'A JSON document the model can query with tools (repeat: primary, secondary)')
+            [CompletionResult]::new('--tools-file', '--tools-file', [CompletionResultType]::ParameterName, 'Domain tools over the --data documents, declared in a JSON file')
+            [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -71,6 +75,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Let the model search the knowledge bases itself, with tools (HTTP providers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -82,6 +88,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
+            [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -122,6 +129,10 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--kb', '--kb', [CompletionResultType]::ParameterName, 'Ground the answer in a knowledge base (repeat for several); a chat remembers them')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'A JSON document the model can query with tools (repeat: primary, secondary)')
+            [CompletionResult]::new('--tools-file', '--tools-file', [CompletionResultType]::ParameterName, 'Domain tools over the --data documents, declared in a JSON file')
+            [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -134,6 +145,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Let the model search the knowledge bases itself, with tools (HTTP providers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
@@ -203,6 +216,10 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--kb', '--kb', [CompletionResultType]::ParameterName, 'Ground the answer in a knowledge base (repeat for several); a chat remembers them')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'A JSON document the model can query with tools (repeat: primary, secondary)')
+            [CompletionResult]::new('--tools-file', '--tools-file', [CompletionResultType]::ParameterName, 'Domain tools over the --data documents, declared in a JSON file')
+            [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -215,6 +232,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Let the model search the knowledge bases itself, with tools (HTTP providers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -300,6 +319,10 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
+            [CompletionResult]::new('--kb', '--kb', [CompletionResultType]::ParameterName, 'Ground the answer in a knowledge base (repeat for several); a chat remembers them')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'A JSON document the model can query with tools (repeat: primary, secondary)')
+            [CompletionResult]::new('--tools-file', '--tools-file', [CompletionResultType]::ParameterName, 'Domain tools over the --data documents, declared in a JSON file')
+            [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -312,6 +335,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
+            [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
+            [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'Let the model search the knowledge bases itself, with tools (HTTP providers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -326,6 +351,119 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'ai;kb' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Register a folder of notes as knowledge base NAME and index it')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Bring indexes up to date with their folders (all, or the NAMEs given)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List knowledge bases')
+            [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Notes, passages, size on disk, embedding model and last sync of a knowledge base')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;kb;add' {
+            [CompletionResult]::new('--embed', '--embed', [CompletionResultType]::ParameterName, 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only')
+            [CompletionResult]::new('--dimensions', '--dimensions', [CompletionResultType]::ParameterName, 'Size of the embeddings, where the model lets you choose (768, 1536, 3072)')
+            [CompletionResult]::new('--include', '--include', [CompletionResultType]::ParameterName, 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out files or folders matching GLOB (repeat; `drafts/**`)')
+            [CompletionResult]::new('--description', '--description', [CompletionResultType]::ParameterName, 'What it holds, in a few words')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the sync''s counts as JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;sync' {
+            [CompletionResult]::new('--full', '--full', [CompletionResultType]::ParameterName, 'Rebuild from scratch')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the counts as JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;list' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;stats' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;search' {
+            [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'How many notes')
+            [CompletionResult]::new('--k', '--k', [CompletionResultType]::ParameterName, 'How many notes')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;show' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;remove' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;help' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Register a folder of notes as knowledge base NAME and index it')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Bring indexes up to date with their folders (all, or the NAMEs given)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List knowledge bases')
+            [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Notes, passages, size on disk, embedding model and last sync of a knowledge base')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;kb;help;add' {
+            break
+        }
+        'ai;kb;help;sync' {
+            break
+        }
+        'ai;kb;help;list' {
+            break
+        }
+        'ai;kb;help;stats' {
+            break
+        }
+        'ai;kb;help;search' {
+            break
+        }
+        'ai;kb;help;show' {
+            break
+        }
+        'ai;kb;help;remove' {
+            break
+        }
+        'ai;kb;help;help' {
+            break
+        }
         'ai;help' {
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Detect installed backend CLIs and local Ollama models; write the config')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show every alias by provider, and whether it can be used now')
@@ -334,6 +472,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1')
+            [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -396,6 +535,37 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;serve' {
+            break
+        }
+        'ai;help;kb' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Register a folder of notes as knowledge base NAME and index it')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Bring indexes up to date with their folders (all, or the NAMEs given)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List knowledge bases')
+            [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Notes, passages, size on disk, embedding model and last sync of a knowledge base')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
+            break
+        }
+        'ai;help;kb;add' {
+            break
+        }
+        'ai;help;kb;sync' {
+            break
+        }
+        'ai;help;kb;list' {
+            break
+        }
+        'ai;help;kb;stats' {
+            break
+        }
+        'ai;help;kb;search' {
+            break
+        }
+        'ai;help;kb;show' {
+            break
+        }
+        'ai;help;kb;remove' {
             break
         }
         'ai;help;help' {

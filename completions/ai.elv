@@ -56,6 +56,10 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --kb 'Ground the answer in a knowledge base (repeat for several); a chat remembers them'
+            cand --data 'A JSON document the model can query with tools (repeat: primary, secondary)'
+            cand --tools-file 'Domain tools over the --data documents, declared in a JSON file'
+            cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -68,6 +72,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
+            cand --tools 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -79,6 +85,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+            cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;init'= {
@@ -114,6 +121,10 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --kb 'Ground the answer in a knowledge base (repeat for several); a chat remembers them'
+            cand --data 'A JSON document the model can query with tools (repeat: primary, secondary)'
+            cand --tools-file 'Domain tools over the --data documents, declared in a JSON file'
+            cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -126,6 +137,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
+            cand --tools 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand list 'List chats, most recently used first'
@@ -188,6 +201,10 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --kb 'Ground the answer in a knowledge base (repeat for several); a chat remembers them'
+            cand --data 'A JSON document the model can query with tools (repeat: primary, secondary)'
+            cand --tools-file 'Domain tools over the --data documents, declared in a JSON file'
+            cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -200,6 +217,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
+            cand --tools 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -269,6 +288,10 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
+            cand --kb 'Ground the answer in a knowledge base (repeat for several); a chat remembers them'
+            cand --data 'A JSON document the model can query with tools (repeat: primary, secondary)'
+            cand --tools-file 'Domain tools over the --data documents, declared in a JSON file'
+            cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -281,6 +304,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+            cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
+            cand --tools 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -293,6 +318,102 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'ai;kb'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand add 'Register a folder of notes as knowledge base NAME and index it'
+            cand sync 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+            cand list 'List knowledge bases'
+            cand stats 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+            cand search 'Search a knowledge base: the best notes and their passages'
+            cand show 'Print one note'
+            cand remove 'Forget a knowledge base: deletes its index, never the notes'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;kb;add'= {
+            cand --embed 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only'
+            cand --dimensions 'Size of the embeddings, where the model lets you choose (768, 1536, 3072)'
+            cand --include 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files'
+            cand --exclude 'Leave out files or folders matching GLOB (repeat; `drafts/**`)'
+            cand --description 'What it holds, in a few words'
+            cand --json 'Print the sync''s counts as JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;sync'= {
+            cand --full 'Rebuild from scratch'
+            cand --json 'Print the counts as JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;list'= {
+            cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;stats'= {
+            cand --json 'Print JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;search'= {
+            cand -k 'How many notes'
+            cand --k 'How many notes'
+            cand --json 'Print JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;show'= {
+            cand --json 'Print JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;remove'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;help'= {
+            cand add 'Register a folder of notes as knowledge base NAME and index it'
+            cand sync 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+            cand list 'List knowledge bases'
+            cand stats 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+            cand search 'Search a knowledge base: the best notes and their passages'
+            cand show 'Print one note'
+            cand remove 'Forget a knowledge base: deletes its index, never the notes'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;kb;help;add'= {
+        }
+        &'ai;kb;help;sync'= {
+        }
+        &'ai;kb;help;list'= {
+        }
+        &'ai;kb;help;stats'= {
+        }
+        &'ai;kb;help;search'= {
+        }
+        &'ai;kb;help;show'= {
+        }
+        &'ai;kb;help;remove'= {
+        }
+        &'ai;kb;help;help'= {
+        }
         &'ai;help'= {
             cand init 'Detect installed backend CLIs and local Ollama models; write the config'
             cand list 'Show every alias by provider, and whether it can be used now'
@@ -301,6 +422,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+            cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;help;init'= {
@@ -346,6 +468,29 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;reply'= {
         }
         &'ai;help;serve'= {
+        }
+        &'ai;help;kb'= {
+            cand add 'Register a folder of notes as knowledge base NAME and index it'
+            cand sync 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+            cand list 'List knowledge bases'
+            cand stats 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+            cand search 'Search a knowledge base: the best notes and their passages'
+            cand show 'Print one note'
+            cand remove 'Forget a knowledge base: deletes its index, never the notes'
+        }
+        &'ai;help;kb;add'= {
+        }
+        &'ai;help;kb;sync'= {
+        }
+        &'ai;help;kb;list'= {
+        }
+        &'ai;help;kb;stats'= {
+        }
+        &'ai;help;kb;search'= {
+        }
+        &'ai;help;kb;show'= {
+        }
+        &'ai;help;kb;remove'= {
         }
         &'ai;help;help'= {
         }

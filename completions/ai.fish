@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= h/help V/version
+    string join \n F/file= dry-run q/quiet json yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb tools data= tools-file= max-tool-rounds= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -28,6 +28,10 @@ complete -c ai -n "__fish_ai_needs_command" -s F -l file -d 'Send files as conte
 complete -c ai -n "__fish_ai_needs_command" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_needs_command" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_needs_command" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_needs_command" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_needs_command" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -38,6 +42,8 @@ complete -c ai -n "__fish_ai_needs_command" -s y -l yes -d 'With run: do not ask
 complete -c ai -n "__fish_ai_needs_command" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_needs_command" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_needs_command" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_needs_command" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_needs_command" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ai -n "__fish_ai_needs_command" -s V -l version -d 'Print version'
 complete -c ai -n "__fish_ai_needs_command" -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
@@ -47,6 +53,7 @@ complete -c ai -n "__fish_ai_needs_command" -a "completions" -d 'Print a shell c
 complete -c ai -n "__fish_ai_needs_command" -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
 complete -c ai -n "__fish_ai_needs_command" -a "reply" -d 'Continue the most recently used chat'
 complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+complete -c ai -n "__fish_ai_needs_command" -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
 complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s h -l help -d 'Print help'
@@ -63,6 +70,10 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -73,6 +84,8 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "list" -d 'List chats, most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "show" -d 'Show a chat\'s messages'
@@ -108,6 +121,10 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -118,6 +135,8 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l keep -d 'Exchanges to keep as they are' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l timeout -d 'Stop the backend after this many seconds' -r
@@ -147,6 +166,10 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -s F -l file -d 'Send files
 complete -c ai -n "__fish_ai_using_subcommand reply" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -157,20 +180,68 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -s y -l yes -d 'With run: d
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand serve" -l host -d 'Address to listen on' -r
 complete -c ai -n "__fish_ai_using_subcommand serve" -l token -d 'The bearer token clients must send (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)' -r
 complete -c ai -n "__fish_ai_using_subcommand serve" -l no-auth -d 'Require no token (loopback only)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "reply" -d 'Continue the most recently used chat'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "serve" -d 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "add" -d 'Register a folder of notes as knowledge base NAME and index it'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "sync" -d 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "list" -d 'List knowledge bases'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "stats" -d 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "show" -d 'Print one note'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l embed -d 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l dimensions -d 'Size of the embeddings, where the model lets you choose (768, 1536, 3072)' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l include -d 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l exclude -d 'Leave out files or folders matching GLOB (repeat; `drafts/**`)' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l description -d 'What it holds, in a few words' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l json -d 'Print the sync\'s counts as JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l full -d 'Rebuild from scratch'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l json -d 'Print the counts as JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -l json -d 'Print JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s k -l k -d 'How many notes' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -l json -d 'Print JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from show" -l json -d 'Print JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "add" -d 'Register a folder of notes as knowledge base NAME and index it'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "sync" -d 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "list" -d 'List knowledge bases'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "stats" -d 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print one note'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "reply" -d 'Continue the most recently used chat'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "serve" -d 'Serve the HTTP API (GET /health, /models, /providers; POST /call) on 127.0.0.1'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve kb help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "list" -d 'List chats, most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "show" -d 'Show a chat\'s messages'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "export" -d 'Print a chat as Markdown or JSON (both import back unchanged)'
@@ -181,6 +252,13 @@ complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "compact" -d 'Summarize all but the newest exchanges with the chat\'s own model; the summary is sent in their place from then on (the messages stay on disk)'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "gc" -d 'Delete chats not used for a while'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "new" -d 'Create an empty chat and print its ID (for scripts)'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "add" -d 'Register a folder of notes as knowledge base NAME and index it'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "sync" -d 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "list" -d 'List knowledge bases'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "stats" -d 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "show" -d 'Print one note'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
 
 # Aliases from your config and chat IDs (with titles), asked from `ai` itself.
 complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"

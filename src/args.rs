@@ -103,6 +103,14 @@ pub(crate) struct CallArgs {
     #[arg(long, conflicts_with = "kb")]
     pub(crate) no_kb: bool,
 
+    /// Tool calling: --tools, --data, --tools-file, --max-tool-rounds.
+    #[command(flatten)]
+    pub(crate) tooling: Box<ToolArgs>,
+}
+
+/// The tool-calling options of a prompt call (boxed: most calls have none).
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct ToolArgs {
     /// Let the model search the knowledge bases itself, with tools (HTTP providers).
     #[arg(long)]
     pub(crate) tools: bool,

@@ -127,7 +127,9 @@ pub(crate) fn load(path: &Path, two: bool, reserved: &[&str]) -> Result<Domain> 
         if let Some(j) = &t.join {
             wanted.extend(placeholders(&j.pointer));
         }
-        let obj = parameters.as_object_mut().ok_or_else(|| bad(String::new()))?;
+        let obj = parameters
+            .as_object_mut()
+            .ok_or_else(|| bad(String::new()))?;
         obj.entry("type").or_insert_with(|| json!("object"));
         let props = obj
             .entry("properties")
@@ -215,8 +217,13 @@ impl Domain {
                         None => v.clone(),
                         Some((j, at)) => {
                             let source = match *at {
-                                usize::MAX => docs.iter().find(|d| d.label == "primary").map(|d| &d.value),
-                                x if x == usize::MAX - 1 => docs.iter().find(|d| d.label == "secondary").map(|d| &d.value),
+                                usize::MAX => {
+                                    docs.iter().find(|d| d.label == "primary").map(|d| &d.value)
+                                }
+                                x if x == usize::MAX - 1 => docs
+                                    .iter()
+                                    .find(|d| d.label == "secondary")
+                                    .map(|d| &d.value),
                                 i => self.joined.get(i),
                             };
                             let jp = doc::fill(&j.pointer, args)?;

@@ -83,7 +83,11 @@ pub(crate) fn document_property(two: bool) -> Value {
 /// One result per document, labelled when there are several.
 pub(crate) fn labelled(results: Vec<(&Document, String)>) -> String {
     if results.len() == 1 {
-        return results.into_iter().next().map(|(_, r)| r).unwrap_or_default();
+        return results
+            .into_iter()
+            .next()
+            .map(|(_, r)| r)
+            .unwrap_or_default();
     }
     let mut out = String::new();
     for (d, r) in results {
@@ -217,7 +221,11 @@ pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String
             a.len(),
         )),
         other => Ok((
-            format!("{} has no keys: it is {}", shown_pointer(&p), describe(other)),
+            format!(
+                "{} has no keys: it is {}",
+                shown_pointer(&p),
+                describe(other)
+            ),
             0,
         )),
     }
@@ -325,13 +333,23 @@ mod tests {
         let b = bounded(&v);
         assert_eq!(b["a"].as_array().unwrap().len(), MAX_ITEMS + 1);
         assert!(b["a"][MAX_ITEMS].as_str().unwrap().contains("120 in all"));
-        assert!(b["s"].as_str().unwrap().ends_with("(5000 characters in all)"));
+        assert!(
+            b["s"]
+                .as_str()
+                .unwrap()
+                .ends_with("(5000 characters in all)")
+        );
     }
 
     #[test]
     fn the_generic_tools() {
         let doc = json!({"sql": {"a/b": {"ms": 12}, "c1": {"ms": 7, "text": "SELECT backup"}}, "list": [1, 2]});
-        assert!(keys(&doc, "/sql").unwrap().0.contains("a/b (object, 1 keys)"));
+        assert!(
+            keys(&doc, "/sql")
+                .unwrap()
+                .0
+                .contains("a/b (object, 1 keys)")
+        );
         assert_eq!(keys(&doc, "list").unwrap().1, 2);
         assert_eq!(keys(&doc, "/nope").unwrap_err(), "not found: /nope");
         assert_eq!(value(&doc, "/sql/a~1b/ms").unwrap(), "12");

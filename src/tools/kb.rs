@@ -86,10 +86,7 @@ impl Bases {
             })
             .collect();
         let n = items.len();
-        (
-            serde_json::to_string_pretty(&items).unwrap_or_default(),
-            n,
-        )
+        (serde_json::to_string_pretty(&items).unwrap_or_default(), n)
     }
 
     /// `search_knowledge_base`: the result text and the number of passages, or an error result.

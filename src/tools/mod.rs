@@ -53,25 +53,26 @@ pub(crate) struct Setup {
 /// Read `--data`, `--tools-file` (or config `tools.file`) and the round limit.
 pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
     let max_rounds = args
+        .tooling
         .max_tool_rounds
         .or(config.tools.max_rounds)
         .unwrap_or(DEFAULT_MAX_ROUNDS)
         .max(1);
-    if args.data.len() > 2 {
+    if args.tooling.data.len() > 2 {
         return Err(Error::usage(format!(
             "--data was given {} times; it takes two documents at most (primary, secondary)",
-            args.data.len()
+            args.tooling.data.len()
         )));
     }
     let mut docs = Vec::new();
-    for (path, label) in args.data.iter().zip(["primary", "secondary"]) {
+    for (path, label) in args.tooling.data.iter().zip(["primary", "secondary"]) {
         docs.push(json::Document {
             label,
             path: path.clone(),
             value: json::read(path)?,
         });
     }
-    let file: Option<PathBuf> = args.tools_file.clone().or_else(|| {
+    let file: Option<PathBuf> = args.tooling.tools_file.clone().or_else(|| {
         (!docs.is_empty())
             .then(|| config.tools.file.clone())
             .flatten()
@@ -86,19 +87,15 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
         Some(f) => file::load(
             f,
             docs.len() > 1,
-            &[
-                JSON_KEYS,
-                JSON_VALUE,
-                JSON_FIND,
-                kb::LIST,
-                kb::SEARCH,
-            ],
+            &[JSON_KEYS, JSON_VALUE, JSON_FIND, kb::LIST, kb::SEARCH],
         )?,
         None => file::Domain::default(),
     };
     Ok(Arc::new(Setup {
-        kb_tools: args.tools,
-        asked: args.tools || !args.data.is_empty() || args.tools_file.is_some(),
+        kb_tools: args.tooling.tools,
+        asked: args.tooling.tools
+            || !args.tooling.data.is_empty()
+            || args.tooling.tools_file.is_some(),
         docs,
         domain,
         max_rounds,
@@ -234,10 +231,7 @@ impl Toolbox {
                     .map_err(|e| e.to_string())?;
                 Ok((
                     text,
-                    format!(
-                        "{shown} … {n} result{}",
-                        if n == 1 { "" } else { "s" }
-                    ),
+                    format!("{shown} … {n} result{}", if n == 1 { "" } else { "s" }),
                 ))
             }
             JSON_KEYS if !docs.is_empty() => {

@@ -47,7 +47,11 @@ fn walk(value: &Value, schema: &Value, path: &str, depth: usize) -> Result<(), S
         && !options.contains(value)
     {
         let shown: Vec<String> = options.iter().take(20).map(Value::to_string).collect();
-        return Err(format!("{}: expected one of {}", at(path), shown.join(", ")));
+        return Err(format!(
+            "{}: expected one of {}",
+            at(path),
+            shown.join(", ")
+        ));
     }
     if let Some(n) = value.as_f64() {
         if let Some(min) = s.get("minimum").and_then(Value::as_f64)
@@ -147,7 +151,10 @@ mod tests {
             "doc":{"type":"string","enum":["primary","secondary","both"]}},
             "required":["q"],"additionalProperties":false});
         assert!(check(&json!({"q":"x","n":3,"doc":"both"}), &s).is_ok());
-        assert_eq!(check(&json!({}), &s).unwrap_err(), "the arguments: `q` is required");
+        assert_eq!(
+            check(&json!({}), &s).unwrap_err(),
+            "the arguments: `q` is required"
+        );
         assert_eq!(
             check(&json!({"q":1}), &s).unwrap_err(),
             "q: expected string, found a number"
@@ -162,7 +169,13 @@ mod tests {
         );
         assert!(check(&json!([1]), &s).is_err());
         // Whatever a schema holds besides, nothing breaks.
-        assert!(check(&json!({"a":[1,2]}), &json!({"properties":{"a":{"items":7}}})).is_ok());
+        assert!(
+            check(
+                &json!({"a":[1,2]}),
+                &json!({"properties":{"a":{"items":7}}})
+            )
+            .is_ok()
+        );
         assert!(check(&json!(1), &json!("nonsense")).is_ok());
     }
 }

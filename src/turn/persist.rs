@@ -159,7 +159,11 @@ pub(super) fn finish(
             ts: record::now(),
             origin,
             turn: Some(turn_no),
-            usage: if rounds == 0 { usage.clone() } else { last_usage },
+            usage: if rounds == 0 {
+                usage.clone()
+            } else {
+                last_usage
+            },
             ms: Some(ms),
             history_tokens: Some(history_tokens),
             interrupted,

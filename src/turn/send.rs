@@ -91,7 +91,9 @@ pub(super) fn send(
         let mut req = request(opts, opened, prepared);
         // `--timeout` bounds the whole turn: a later round gets what is left.
         if rounds > 0 {
-            let left = deadline.map_or(opts.timeout, |d| d.saturating_duration_since(Instant::now()));
+            let left = deadline.map_or(opts.timeout, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             if left.is_zero() {
                 break (String::new(), End::Failed(timed_out(opts)), None);
             }
@@ -178,7 +180,8 @@ pub(super) fn send(
             break (String::new(), End::Failed(e), None);
         }
         let [calls, results] = window::round(&round);
-        round_tokens += (window::estimate_message(&calls) + window::estimate_message(&results)) as u64;
+        round_tokens +=
+            (window::estimate_message(&calls) + window::estimate_message(&results)) as u64;
         prepared.messages.push(calls);
         prepared.messages.push(results);
         if present != Present::Collect {

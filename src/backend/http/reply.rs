@@ -188,9 +188,12 @@ fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
     drop(bytes);
     let mut calls = Assembler::default();
     for part in parts {
-        calls
-            .add(part)
-            .map_err(|why| fail(Error::backend(format!("invalid response from {}: {why}", p.name))))?;
+        calls.add(part).map_err(|why| {
+            fail(Error::backend(format!(
+                "invalid response from {}: {why}",
+                p.name
+            )))
+        })?;
     }
     send(tx, Msg::Text(text))?;
     for c in calls.finish() {
