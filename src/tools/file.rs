@@ -262,3 +262,135 @@ impl Domain {
         Ok((doc::labelled(results), pointer))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn domain(dir: &Path, two: bool) -> Domain {
+        let f = dir.join("tools.json");
+        std::fs::write(
+            &f,
+            r#"{"tools": [{"name": "get_sql_stats", "description": "d", "pointer": "/sql/{sql_id}"}]}"#,
+        )
+        .unwrap();
+        load(&f, two, &[]).unwrap()
+    }
+
+    fn docs(
+        primary: &BTreeMap<String, i64>,
+        secondary: Option<&BTreeMap<String, i64>>,
+    ) -> Vec<Document> {
+        let mut out = vec![Document {
+            label: "primary",
+            path: "a.json".into(),
+            value: json!({"sql": primary}),
+        }];
+        if let Some(s) = secondary {
+            out.push(Document {
+                label: "secondary",
+                path: "b.json".into(),
+                value: json!({"sql": s}),
+            });
+        }
+        out
+    }
+
+    fn args(id: &str, document: Option<&str>) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("sql_id".into(), json!(id));
+        if let Some(d) = document {
+            m.insert("document".into(), json!(d));
+        }
+        m
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Every identifier present returns its value; every absent one, "not found".
+        #[test]
+        fn present_ids_return_their_value_and_absent_ones_not_found(
+            present in proptest::collection::btree_map("[a-z0-9/~ ._-]{1,12}", any::<i64>(), 0..12),
+            absent in proptest::collection::vec("[a-z0-9/~ ._-]{1,12}", 0..8),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let d = domain(dir.path(), false);
+            let tool = &d.tools[0];
+            let docs = docs(&present, None);
+            for (id, v) in &present {
+                let (text, _) = d.run(tool, &docs, &args(id, None)).unwrap();
+                prop_assert_eq!(text, v.to_string());
+            }
+            for id in absent.iter().filter(|a| !present.contains_key(*a)) {
+                let e = d.run(tool, &docs, &args(id, None)).unwrap_err();
+                prop_assert!(e.starts_with("not found: "), "{}", e);
+            }
+        }
+
+        /// `both` returns a labelled result from each document.
+        #[test]
+        fn both_returns_labelled_results_from_both(
+            first in proptest::collection::btree_map("[a-z0-9]{1,8}", any::<i64>(), 1..10),
+            second in proptest::collection::btree_map("[a-z0-9]{1,8}", any::<i64>(), 1..10),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let d = domain(dir.path(), true);
+            let tool = &d.tools[0];
+            let docs = docs(&first, Some(&second));
+            for (id, v) in &first {
+                let (text, _) = d.run(tool, &docs, &args(id, Some("both"))).unwrap();
+                prop_assert!(text.starts_with("[primary: a.json]\n"), "{}", text);
+                prop_assert!(text.contains(&format!("[primary: a.json]\n{v}")), "{}", text);
+                prop_assert!(text.contains("[secondary: b.json]\n"), "{}", text);
+                match second.get(id) {
+                    Some(w) => prop_assert!(text.ends_with(&format!("[secondary: b.json]\n{w}")), "{}", text),
+                    None => prop_assert!(text.contains("[secondary: b.json]\nnot found: "), "{}", text),
+                }
+                let (only, _) = d.run(tool, &docs, &args(id, Some("primary"))).unwrap();
+                prop_assert_eq!(only, v.to_string());
+            }
+            for (id, w) in &second {
+                let (text, _) = d.run(tool, &docs, &args(id, Some("secondary"))).unwrap();
+                prop_assert_eq!(text, w.to_string());
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_tools_file_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.json");
+        for (text, want) in [
+            (
+                r#"{"tools": [{"name": "a b", "pointer": "/x"}]}"#,
+                "tool name \"a b\"",
+            ),
+            (
+                r#"{"tools": [{"name": "a", "pointer": "/x"}, {"name": "a", "pointer": "/y"}]}"#,
+                "declared twice",
+            ),
+            (r#"{"tools": [{"name": "a"}]}"#, "missing field `pointer`"),
+            (
+                r#"{"tools": [{"name": "a", "pointer": "/{x}", "join": {"document": "nope", "pointer": "/"}}]}"#,
+                "no document named nope",
+            ),
+            (r#"{"tools": [], "extra": 1}"#, "unknown field `extra`"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = load(&f, false, &[]).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
+        std::fs::write(
+            &f,
+            r#"{"tools": [{"name": "json_value", "pointer": "/x"}]}"#,
+        )
+        .unwrap();
+        assert!(load(&f, false, &["json_value"]).is_err());
+    }
+}

@@ -588,7 +588,11 @@ fn a_reorganize_sends_no_embedding_request() {
     assert_eq!(embedding::hits(&s), before, "nothing re-embedded");
     // An edit re-embeds that note's changed passage only.
     let p = dir.join(format!("7{}", NOTES[2].0));
-    std::fs::write(&p, "# Coffee brewing\n\nWe brew coffee with an AeroPress now.\n").unwrap();
+    std::fs::write(
+        &p,
+        "# Coffee brewing\n\nWe brew coffee with an AeroPress now.\n",
+    )
+    .unwrap();
     env.run(&["kb", "sync", "notes"]).success();
     let texts = embedding::texts(&s);
     assert_eq!(texts.len(), 7 + 1 + 0, "{texts:?}");
@@ -601,7 +605,10 @@ fn hybrid_search_ranks_the_relevant_note_first() {
     let env = Env::for_provider("openai", &s);
     let dir = zettel(&env);
     add_embedded(&env, &dir);
-    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    let stats = env
+        .run(&["kb", "stats", "notes", "--json"])
+        .success()
+        .json();
     assert_eq!(stats["dimensions"], 64);
     assert_eq!(stats["embedded"], stats["chunks"]);
     assert_eq!(ids(&search(&env, "french press coffee"))[0], "c3d4e5f60");
@@ -645,13 +652,26 @@ fn an_interrupted_sync_keeps_what_was_done_and_the_next_one_continues() {
         "--dimensions",
         "64",
     ]);
-    wait_for("the second embedding batch", || seen.load(Ordering::SeqCst) >= 2);
+    wait_for("the second embedding batch", || {
+        seen.load(Ordering::SeqCst) >= 2
+    });
     signal(p.pid(), libc::SIGINT);
     let status = p.wait_status_within(std::time::Duration::from_secs(10));
     assert_eq!(status.code(), Some(130), "{}", p.stderr_now());
-    assert!(p.stderr_now().contains("continue it with: ai kb sync notes"), "{}", p.stderr_now());
-    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
-    assert_eq!(stats["notes"], 300, "every note was committed before embedding");
+    assert!(
+        p.stderr_now()
+            .contains("continue it with: ai kb sync notes"),
+        "{}",
+        p.stderr_now()
+    );
+    let stats = env
+        .run(&["kb", "stats", "notes", "--json"])
+        .success()
+        .json();
+    assert_eq!(
+        stats["notes"], 300,
+        "every note was committed before embedding"
+    );
     let embedded = stats["embedded"].as_u64().unwrap();
     assert!(embedded > 0 && embedded < 300, "one batch kept: {stats}");
     let before = embedding::texts(&s).len();
@@ -662,7 +682,10 @@ fn an_interrupted_sync_keeps_what_was_done_and_the_next_one_continues() {
     );
     let sent_after = embedding::texts(&s).len() - before;
     assert_eq!(sent_after as u64, 300 - embedded, "only what was missing");
-    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    let stats = env
+        .run(&["kb", "stats", "notes", "--json"])
+        .success()
+        .json();
     assert_eq!(stats["embedded"], 300);
 }
 
@@ -676,9 +699,16 @@ fn an_embedded_knowledge_base_refuses_another_model() {
     cfg["kb"]["bases"]["notes"]["embed"] = "openai:text-embedding-3-large".into();
     env.write_config(&cfg.to_string());
     let out = env.run(&["kb", "sync", "notes"]).code(2);
-    assert!(out.error().contains("text-embedding-3-small"), "{}", out.stderr);
+    assert!(
+        out.error().contains("text-embedding-3-small"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("ai kb sync --full notes"));
     env.run(&["kb", "sync", "--full", "notes"]).success();
-    let stats = env.run(&["kb", "stats", "notes", "--json"]).success().json();
+    let stats = env
+        .run(&["kb", "stats", "notes", "--json"])
+        .success()
+        .json();
     assert_eq!(stats["embed"], "openai:text-embedding-3-large");
 }
