@@ -729,3 +729,201 @@ fn a_cli_backend_is_told_which_providers_run_tools() {
         out.stderr
     );
 }
+
+// ---- every protocol: the round limit, a cut stream, and a valid follow-up ---------------------
+
+/// A reply asking for one `json_keys` call, and a plain answer, in `provider`'s shape.
+fn call_and_answer(provider: &str) -> (Reply, Reply) {
+    call_and_answer_cut(provider, false)
+}
+
+/// The same, the call's reply cut in the middle when `cut`.
+fn call_and_answer_cut(provider: &str, cut: bool) -> (Reply, Reply) {
+    let half = |s: String| -> String { if cut { s[..s.len() / 2].to_owned() } else { s } };
+    let fix = |r: Reply| if cut { r.cut() } else { r };
+    match provider {
+        "anthropic" => (
+            fix(Reply::sse(&[&half(an_calls(
+                "",
+                &[("toolu_1", "json_keys", "{\"path\":\"/\"}")],
+            ))])),
+            Reply::sse(&[&an_start(1), &an_text("ok"), &an_end(1)]),
+        ),
+        "gemini-api" => (
+            fix(Reply::sse(&[&half(gm_calls(&[(
+                "json_keys",
+                json!({"path": "/"}),
+                Some("s1"),
+            )]))])),
+            Reply::sse(&[&gm_chunk("ok", Some((1, 1)))]),
+        ),
+        "ollama-api" => {
+            let l = ol_calls(&[("json_keys", json!({"path": "/"}))]);
+            (
+                fix(Reply::ndjson(&[&half(format!("{}{}", l[0], l[1]))])),
+                Reply::ndjson(&[&ol_text("ok"), &ol_done(1, 1)]),
+            )
+        }
+        _ => (
+            fix(Reply::sse(&[&half(oa_calls(&[(
+                0,
+                "call_1",
+                "json_keys",
+                "{\"path\":\"/\"}",
+            )]))])),
+            Reply::sse(&[&oa_stream("ok", 1, 1)]),
+        ),
+    }
+}
+
+fn model_of(provider: &str) -> String {
+    format!("{provider}:m-test")
+}
+
+/// The calls and results in a request body, counted in the protocol's own shape.
+fn calls_and_results(provider: &str, body: &Value) -> (usize, usize) {
+    let count = |list: &Value, f: &dyn Fn(&Value) -> usize| -> usize {
+        list.as_array().map_or(0, |a| a.iter().map(f).sum())
+    };
+    match provider {
+        "anthropic" => {
+            let of = |kind: &'static str| {
+                move |m: &Value| {
+                    m["content"]
+                        .as_array()
+                        .map_or(0, |c| c.iter().filter(|b| b["type"] == kind).count())
+                }
+            };
+            (
+                count(&body["messages"], &of("tool_use")),
+                count(&body["messages"], &of("tool_result")),
+            )
+        }
+        "gemini-api" => {
+            let of = |key: &'static str| {
+                move |m: &Value| {
+                    m["parts"]
+                        .as_array()
+                        .map_or(0, |c| c.iter().filter(|p| p.get(key).is_some()).count())
+                }
+            };
+            (
+                count(&body["contents"], &of("functionCall")),
+                count(&body["contents"], &of("functionResponse")),
+            )
+        }
+        _ => (
+            count(&body["messages"], &|m: &Value| {
+                m["tool_calls"].as_array().map_or(0, Vec::len)
+            }),
+            count(&body["messages"], &|m: &Value| {
+                usize::from(m["role"] == "tool")
+            }),
+        ),
+    }
+}
+
+#[test]
+fn every_protocol_stops_at_the_round_limit_and_the_follow_up_is_well_formed() {
+    for provider in ["openai", "anthropic", "gemini-api", "ollama-api"] {
+        let (call, answer) = call_and_answer(provider);
+        let s = Server::start(vec![call.clone(), call, answer]);
+        let env = Env::for_provider(provider, &s);
+        let d = doc(&env);
+        let out = env.run(&[
+            &model_of(provider),
+            "--data",
+            &d,
+            "--max-tool-rounds",
+            "1",
+            "go",
+        ]);
+        assert_eq!(out.code, Some(1), "{provider}: {out:?}");
+        assert!(
+            out.stderr.contains("stopped after 1 tool round"),
+            "{provider}: {}",
+            out.stderr
+        );
+        let id = out.chat_id();
+        env.run(&["chat", &id, "next"]).success();
+        let body = s.requests()[2].json();
+        assert_eq!(
+            calls_and_results(provider, &body),
+            (1, 1),
+            "{provider}: {body}"
+        );
+    }
+}
+
+#[test]
+fn every_protocol_keeps_the_chat_valid_when_the_stream_is_cut_after_a_round() {
+    for provider in ["openai", "anthropic", "gemini-api", "ollama-api"] {
+        let (call, answer) = call_and_answer(provider);
+        // The second reply is the first one cut short: a call that never completes.
+        let (cut, _) = call_and_answer_cut(provider, true);
+        let s = Server::start(vec![call, cut, answer]);
+        let mut env = Env::for_provider(provider, &s);
+        env.write_config(&format!(
+            r#"{{"providers":{{"{provider}":{{"retries":0}}}}}}"#
+        ));
+        let d = doc(&env);
+        let out = env.run(&[&model_of(provider), "--data", &d, "go"]);
+        let kinds: Vec<String> = env
+            .only_chat()
+            .iter()
+            .map(|r| r["type"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(
+            kinds.starts_with(&["chat".into(), "message".into(), "round".into()]),
+            "{provider}: {kinds:?} {out:?}"
+        );
+        let id = out.chat_id();
+        env.run(&["chat", &id, "next"]).success();
+        let body = s.requests()[2].json();
+        let (calls, results) = calls_and_results(provider, &body);
+        assert_eq!(calls, results, "{provider}: {body}");
+        assert!(calls >= 1, "{provider}: {body}");
+        let _ = &mut env;
+    }
+}
+
+#[test]
+fn the_timeout_bounds_the_whole_turn() {
+    let (call, _) = call_and_answer("openai");
+    let slow = Reply::sse(&[&oa_text("late")]).pause(3000);
+    let s = Server::start(vec![call, slow]);
+    let mut env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"providers":{"openai":{"retries":0}}}"#);
+    let d = doc(&env);
+    let started = std::time::Instant::now();
+    let out = env.run(&["openai:gpt-test", "--data", &d, "--timeout", "1", "go"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(2900),
+        "{out:?}"
+    );
+    assert_eq!(records_of(&env, "round").len(), 1);
+    let _ = &mut env;
+}
+
+#[test]
+fn rounds_count_toward_the_85_percent_warning() {
+    // A big tool result makes the chat large: the next turn warns, though the prompts are tiny.
+    let big: String = (0..200).map(|i| format!("\"key{i:03}\": {i}, ")).collect();
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_calls(&[(0, "call_1", "json_keys", "{\"path\":\"/\"}")])]),
+        Reply::sse(&[&oa_stream("ok", 1, 1)]),
+        Reply::sse(&[&oa_stream("ok", 1, 1)]),
+    ]);
+    let mut env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"context_tokens":{"openai":1000}}"#);
+    let d = env.project_file("wide.json", format!("{{{} \"z\": 0}}", big));
+    let out = env
+        .run(&["openai:gpt-test", "--data", d.to_str().unwrap(), "keys?"])
+        .success();
+    assert!(!out.stderr.contains("estimated tokens"), "{}", out.stderr);
+    let id = out.chat_id();
+    let out = env.run(&["chat", &id, "and?"]).success();
+    assert!(out.stderr.contains("% of the 1000"), "{}", out.stderr);
+    let _ = &mut env;
+}
