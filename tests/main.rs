@@ -52,6 +52,8 @@ mod serve;
 mod several;
 #[path = "suite/terminal.rs"]
 mod terminal;
+#[path = "suite/tools_json.rs"]
+mod tools_json;
 #[path = "suite/words.rs"]
 mod words;
 
