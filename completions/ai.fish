@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb h/help V/version
+    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb tools data= tools-file= max-tool-rounds= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -29,6 +29,9 @@ complete -c ai -n "__fish_ai_needs_command" -l timeout -d 'Stop the backend afte
 complete -c ai -n "__fish_ai_needs_command" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
 complete -c ai -n "__fish_ai_needs_command" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_needs_command" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_needs_command" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -41,6 +44,7 @@ complete -c ai -n "__fish_ai_needs_command" -l no-stdin -d 'Do not read standard
 complete -c ai -n "__fish_ai_needs_command" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_needs_command" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_needs_command" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_needs_command" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ai -n "__fish_ai_needs_command" -s V -l version -d 'Print version'
 complete -c ai -n "__fish_ai_needs_command" -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
@@ -68,6 +72,9 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -80,6 +87,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "list" -d 'List chats, most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "show" -d 'Show a chat\'s messages'
@@ -116,6 +124,9 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -128,6 +139,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l keep -d 'Exchanges to keep as they are' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l timeout -d 'Stop the backend after this many seconds' -r
@@ -158,6 +170,9 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l timeout -d 'Stop the bac
 complete -c ai -n "__fish_ai_using_subcommand reply" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -170,6 +185,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l no-stdin -d 'Do not read
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand reply" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand serve" -l host -d 'Address to listen on' -r
 complete -c ai -n "__fish_ai_using_subcommand serve" -l token -d 'The bearer token clients must send, 16 characters or more (default: AI_CLI_SERVER_TOKEN, else a new one, printed at start)' -r

@@ -109,6 +109,30 @@ pub(crate) struct CallArgs {
     /// No knowledge base for this call (not the chat's, nor config "kb.default").
     #[arg(long, conflicts_with = "kb")]
     pub(crate) no_kb: bool,
+
+    /// Tool calling: --tools, --data, --tools-file, --max-tool-rounds.
+    #[command(flatten)]
+    pub(crate) tooling: Box<ToolArgs>,
+}
+
+/// The tool-calling options of a prompt call (boxed: most calls have none).
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct ToolArgs {
+    /// Let the model search the knowledge bases itself, with tools (HTTP providers).
+    #[arg(long)]
+    pub(crate) tools: bool,
+
+    /// A JSON document the model can query with tools (repeat: primary, secondary).
+    #[arg(long = "data", value_name = "FILE.json")]
+    pub(crate) data: Vec<PathBuf>,
+
+    /// Domain tools over the --data documents, declared in a JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tools_file: Option<PathBuf>,
+
+    /// Tool rounds per turn, at most (default: config "tools.max_rounds", else 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) max_tool_rounds: Option<u32>,
 }
 
 fn parse_secs(s: &str) -> std::result::Result<Duration, String> {

@@ -98,7 +98,7 @@ pub(crate) fn run(
         ChatRef::Existing(id) => Target::Existing(id),
         ChatRef::Last => Target::Existing(last_chat(&ctx)?),
     };
-    let opts = options(&ctx, args);
+    let opts = options_with_tools(&ctx, args)?;
     // `ai echo chat glm5 "…"` reads as two models; with `chat` that is surely a slip (a
     // continuation meant), and it would bill a second provider.
     if turn_models.len() > 1 && chat_word {
@@ -158,7 +158,30 @@ pub(crate) fn options(ctx: &Ctx, args: &CallArgs) -> Options {
             }
             Choice::Names(names)
         },
+        tools: None,
     }
+}
+
+/// The call's settings with its tools read (`--data` files, a tools file): before any chat is
+/// locked, so a bad file fails first.
+pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> {
+    let mut opts = options(ctx, args);
+    let wanted = args.tooling.tools
+        || !args.tooling.data.is_empty()
+        || args.tooling.tools_file.is_some()
+        || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools);
+    if wanted {
+        if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
+            return Err(Error::usage(
+                "--tools gives the model your knowledge bases to search, and there is none",
+            )
+            .hint(
+                "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
+            ));
+        }
+        opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    }
+    Ok(opts)
 }
 
 /// The most recently used chat, for `ai reply`.

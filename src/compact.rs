@@ -78,6 +78,7 @@ pub(crate) fn run(
         timeout: timeout.unwrap_or(ctx.config.timeout),
         timeout_given: timeout.is_some(),
         no_wait: false,
+        tools: &[],
     };
     ctx.ui.notice(&format!(
         "ai: summarizing turns {}–{through} of chat {} with {}…",

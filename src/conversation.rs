@@ -82,6 +82,14 @@ pub(crate) struct ToolCall {
     pub(crate) signature: Option<String>,
 }
 
+/// A tool the model may call: its name, what it does, and its parameters (a JSON schema).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolDef {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) parameters: serde_json::Value,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolResult {
     pub(crate) call_id: String,

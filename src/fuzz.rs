@@ -96,6 +96,70 @@ pub fn ndjson_lines(data: &[u8]) {
     let _ = ollama::whole(data);
 }
 
+/// Tool calls put together from streamed fragments: the SSE and NDJSON interpreters' pieces,
+/// and arbitrary fragment sequences, through the assembler. Every call it gives has an ID of its
+/// own and arguments that are not empty; nothing panics, nothing grows past the bounds.
+pub fn tool_calls(data: &[u8]) {
+    use crate::backend::http::{Piece, calls::Assembler, calls::CallPart};
+    let check = |a: &mut Assembler| {
+        let calls = a.finish();
+        for (i, c) in calls.iter().enumerate() {
+            assert!(!c.id.is_empty() && !c.arguments.is_empty());
+            assert!(calls[..i].iter().all(|d| d.id != c.id), "duplicate call ID");
+        }
+    };
+    let feed = |a: &mut Assembler, out: &mut Vec<Piece>| {
+        for p in out.drain(..) {
+            if let Piece::Call(part) = p {
+                let _ = a.add(part);
+            }
+        }
+    };
+    // As streams of each protocol.
+    let mut reader = sse::Reader::new(data);
+    let mut state = anthropic::State::default();
+    let (mut oa, mut an, mut gm) = (
+        Assembler::default(),
+        Assembler::default(),
+        Assembler::default(),
+    );
+    let mut out = Vec::new();
+    while let Ok(Some(ev)) = reader.next_event() {
+        let _ = openai::event(&ev.data, &mut out);
+        feed(&mut oa, &mut out);
+        let _ = anthropic::event(&mut state, &ev.data, &mut out);
+        feed(&mut an, &mut out);
+        let _ = gemini::event(&ev.data, &mut out);
+        feed(&mut gm, &mut out);
+    }
+    for a in [&mut oa, &mut an, &mut gm] {
+        check(a);
+    }
+    let mut ol = Assembler::default();
+    let mut lines = ndjson::Reader::new(data);
+    while let Ok(Some(line)) = lines.next_line() {
+        let _ = ollama::line(line, &mut out);
+        feed(&mut ol, &mut out);
+    }
+    check(&mut ol);
+    // As raw fragments: a control byte (index, which fields), then a piece of text.
+    let mut a = Assembler::default();
+    for chunk in data.chunks(9) {
+        let Some((&ctl, rest)) = chunk.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(rest).into_owned();
+        let _ = a.add(CallPart {
+            index: (ctl & 0x80 == 0).then_some(u64::from(ctl & 0x03)),
+            id: (ctl & 0x10 != 0).then(|| text.clone()),
+            name: (ctl & 0x20 != 0).then(|| text.clone()),
+            arguments: (ctl & 0x40 != 0).then(|| text.clone()),
+            signature: (ctl & 0x08 != 0).then(|| text.clone()),
+        });
+    }
+    check(&mut a);
+}
+
 /// The config reader: config.json, its providers, `.env`.
 pub fn config(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -203,4 +267,56 @@ pub(crate) fn check_chunks(
     }
     let all = body.chars().filter(|ch| !ch.is_whitespace()).count();
     assert_eq!(seen, all, "chunks lost or repeated text");
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn tool_call_fragments_never_panic(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            super::tool_calls(&data);
+        }
+
+        /// Streams shaped like the real thing, split and interleaved at random.
+        #[test]
+        fn openai_fragments_in_any_split(args in "[a-z{}\":, 0-9]{0,40}", cut in 0usize..40, n in 1u64..4) {
+            let cut = cut.min(args.len());
+            let (a, b) = args.split_at(cut);
+            let mut s = String::new();
+            for i in 0..n {
+                s.push_str(&format!(
+                    "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"id\":\"c{i}\",\"function\":{{\"name\":\"f\",\"arguments\":{}}}}}]}}}}]}}\n\n",
+                    serde_json::to_string(a).unwrap()
+                ));
+            }
+            for i in 0..n {
+                s.push_str(&format!(
+                    "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":{}}}}}]}}}}]}}\n\n",
+                    serde_json::to_string(b).unwrap()
+                ));
+            }
+            s.push_str("data: [DONE]\n\n");
+            super::tool_calls(s.as_bytes());
+            // And the assembled arguments are exactly the pieces joined.
+            let mut reader = crate::backend::http::sse::Reader::new(s.as_bytes());
+            let mut asm = crate::backend::http::calls::Assembler::default();
+            let mut out = Vec::new();
+            while let Ok(Some(ev)) = reader.next_event() {
+                crate::backend::http::openai::event(&ev.data, &mut out).unwrap();
+            }
+            for p in out {
+                if let crate::backend::http::Piece::Call(part) = p {
+                    asm.add(part).unwrap();
+                }
+            }
+            let calls = asm.finish();
+            prop_assert_eq!(calls.len() as u64, n);
+            let want = if args.trim().is_empty() { "{}".to_owned() } else { args.clone() };
+            for c in &calls {
+                prop_assert_eq!(&c.arguments, &want);
+            }
+        }
+    }
 }

@@ -33,6 +33,7 @@ mod serve;
 mod several;
 mod signal;
 mod target;
+mod tools;
 mod turn;
 
 use clap::Parser;

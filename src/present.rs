@@ -32,6 +32,8 @@ pub(crate) struct Done {
     pub(crate) ms: u128,
     /// The notes a grounded answer was given.
     pub(crate) sources: Vec<crate::kb::Hit>,
+    /// The tool calls run for it.
+    pub(crate) tool_calls: Vec<crate::turn::CallLog>,
 }
 
 impl Present {
@@ -90,6 +92,9 @@ pub(crate) struct JsonReply<'a> {
     /// The notes a grounded answer was given (knowledge bases).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) sources: Vec<crate::chat::record::SourceRef>,
+    /// The tool calls run for the answer: name, arguments, ok or error, ms.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) tool_calls: &'a [crate::turn::CallLog],
     /// Only for several models at once: why this one failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
@@ -106,6 +111,7 @@ impl<'a> JsonReply<'a> {
             usage: done.usage.as_ref(),
             elapsed_ms: done.ms,
             sources: crate::kb::ground::refs(&done.sources),
+            tool_calls: &done.tool_calls,
             error: None,
         }
     }

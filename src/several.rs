@@ -109,6 +109,7 @@ pub(crate) fn several(
                 Ok(Some(done)) => JsonReply::of(done),
                 Ok(None) | Err(_) => JsonReply {
                     sources: Vec::new(),
+                    tool_calls: &[],
                     reply: None,
                     // A failed model's prompt is kept in its chat: scripts need that ID.
                     chat: chat.as_deref(),

@@ -56,6 +56,8 @@ mod serve_stream;
 mod several;
 #[path = "suite/terminal.rs"]
 mod terminal;
+#[path = "suite/tools_json.rs"]
+mod tools_json;
 #[path = "suite/words.rs"]
 mod words;
 

@@ -15,6 +15,7 @@ pub(crate) fn send(req: &Request<'_>, sink: &mut dyn Sink) -> Outcome {
         text,
         end,
         usage: None,
+        calls: Vec::new(),
     }
 }
 

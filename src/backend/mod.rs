@@ -17,7 +17,7 @@ use crate::output::{Sink, Ui};
 use crate::target::Modes;
 use crate::target::{Provider, Route};
 
-use crate::conversation::{Message, Part};
+use crate::conversation::{Message, Part, ToolCall};
 
 /// Everything a backend needs for one call.
 #[derive(Debug)]
@@ -32,6 +32,8 @@ pub(crate) struct Request<'a> {
     pub(crate) timeout_given: bool,
     /// `--no-wait`: fail at once instead of waiting for a rate limit.
     pub(crate) no_wait: bool,
+    /// The tools the model may call (HTTP providers only); empty: none.
+    pub(crate) tools: &'a [crate::conversation::ToolDef],
 }
 
 impl Request<'_> {
@@ -56,6 +58,8 @@ pub(crate) struct Outcome {
     pub(crate) end: End,
     /// Token counts, when the provider reports them.
     pub(crate) usage: Option<crate::chat::record::Usage>,
+    /// The tools the model asked for (a complete reply only; HTTP providers only).
+    pub(crate) calls: Vec<ToolCall>,
 }
 
 #[derive(Debug)]

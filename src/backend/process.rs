@@ -360,6 +360,7 @@ fn finish_stream(
         text,
         end,
         usage: usage.clone(),
+        calls: Vec::new(),
     };
     if let Some(e) = sink_error {
         return (out(d.text, End::Failed(e)), false);
@@ -424,6 +425,7 @@ fn finish_text(
                 text,
                 end,
                 usage: None,
+                calls: Vec::new(),
             };
             return (o, false);
         }
@@ -441,6 +443,7 @@ fn finish_text(
         text,
         end: End::Complete,
         usage: None,
+        calls: Vec::new(),
     };
     (o, false)
 }
@@ -515,6 +518,7 @@ fn failed(text: String, e: Error) -> Outcome {
         text,
         end: End::Failed(e),
         usage: None,
+        calls: Vec::new(),
     }
 }
 

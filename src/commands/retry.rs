@@ -38,7 +38,7 @@ pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> 
         prompt: String::new(),
         title: String::new(),
     };
-    let opts = call::options(&ctx, args);
+    let opts = call::options_with_tools(&ctx, args)?;
     match turn::chat(&ctx, &opts, &Target::Existing(id), turn, Kind::Retry).result? {
         Some(done) => present.show(&ctx.ui, &done),
         None => Ok(()),

@@ -30,8 +30,21 @@ pub(crate) struct KbSettings {
     /// The system prompt of grounded turns (replaces the built-in one).
     #[serde(default)]
     pub(crate) system: Option<String>,
+    /// How a turn uses its knowledge bases: retrieval before the turn (the default), or tools
+    /// the model calls when it wants (`"tools"`, like `--tools`).
+    #[serde(default)]
+    pub(crate) mode: Option<Mode>,
     #[serde(default)]
     pub(crate) bases: BTreeMap<String, BaseConfig>,
+}
+
+/// `kb.mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Mode {
+    #[default]
+    Retrieve,
+    Tools,
 }
 
 /// One registered knowledge base (`ai kb add` writes it).

@@ -121,6 +121,7 @@ struct Known {
     chat: ChatSettings,
     context_tokens: BTreeMap<String, u64>,
     kb: kb::KbSettings,
+    tools: ToolSettings,
 }
 
 /// Read the keys `ai` knows, each checked on its own so an error names its key path. The
@@ -155,6 +156,7 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
         chat,
         context_tokens: map_of(doc, "context_tokens", |v, path| whole(v, path, 1))?,
         kb: key(doc, "kb")?.unwrap_or_default(),
+        tools: key(doc, "tools")?.unwrap_or_default(),
     })
 }
 
@@ -200,6 +202,21 @@ pub(crate) struct ChatSettings {
     pub(crate) on_overflow: Option<Overflow>,
 }
 
+/// The `"tools"` object of config.json (tool calling).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolSettings {
+    /// Tool rounds per turn, at most (default 10; `--max-tool-rounds`).
+    #[serde(default)]
+    pub(crate) max_rounds: Option<u32>,
+    /// A tools file read by every call that has `--data` (`--tools-file` replaces it).
+    #[serde(default)]
+    pub(crate) file: Option<PathBuf>,
+}
+
+/// Default `tools.max_rounds`.
+pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 10;
+
 /// `chat.on_overflow`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -234,6 +251,8 @@ pub(crate) struct Config {
     pub(crate) context_tokens: BTreeMap<String, u64>,
     /// Knowledge bases (`"kb"`).
     pub(crate) kb: kb::KbSettings,
+    /// Tool calling (`"tools"`).
+    pub(crate) tools: ToolSettings,
 }
 
 impl Config {
@@ -292,6 +311,7 @@ impl Config {
             chat: known.chat,
             context_tokens: known.context_tokens,
             kb: known.kb,
+            tools: known.tools,
         })
     }
 

@@ -15,6 +15,7 @@ mod prompt;
 mod send;
 mod types;
 
+pub(crate) use send::CallLog;
 pub(crate) use types::{Finished, Kind, Options, Target, Turn};
 
 use crate::ctx::Ctx;
@@ -41,7 +42,10 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
         }
         Err(e) => return Finished::early(e),
     };
-    let prepared = match prompt::prepare(ctx, opts, &mut opened) {
+    if let Err(e) = tools_served(opts, &opened.route) {
+        return Finished::early(e);
+    }
+    let mut prepared = match prompt::prepare(ctx, opts, &mut opened) {
         Ok(p) => p,
         Err(e) => {
             let chat = opened.chat.as_ref().map(|c| c.id.clone());
@@ -73,22 +77,44 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
         };
     }
     let fresh = opened.chat.is_none();
-    let chat = match persist::create_if_new(ctx, target, &mut opened, &prepared) {
+    let mut chat = match persist::create_if_new(ctx, target, &mut opened, &prepared) {
         Ok(c) => c,
         Err(e) => return Finished::early(e),
     };
-    let sent = send::send(ctx, opts, &opened, &prepared);
+    // Each completed tool round is written at once (the first with the prompt).
+    let mut rounds = persist::Rounds::default();
+    let sent = send::send(ctx, opts, &opened, &mut prepared, &mut |round, prompt| {
+        rounds.commit(ctx, &mut chat, &opened, round, prompt)
+    });
     persist::finish(ctx, chat, fresh, &opened, prepared, sent)
+}
+
+/// The tools `ai` runs need an HTTP provider: a CLI backend runs its own.
+fn tools_served(opts: &Options, route: &crate::alias::Route) -> Result<()> {
+    if opts.tools.as_ref().is_some_and(|s| s.asked)
+        && !matches!(route.provider, crate::alias::Provider::Http(_))
+    {
+        return Err(Error::usage(format!(
+            "{} cannot be given the tools ai runs (--tools, --data, --tools-file): it is not an HTTP provider",
+            route.label
+        ))
+        .hint(format!(
+            "use a model of one of these providers: {}; --kb without --tools works with every backend",
+            crate::tools::PROVIDERS
+        )));
+    }
+    Ok(())
 }
 
 /// A call saved nowhere (`--no-chat`, or config `chat.save: false`). `None` after `--dry-run`.
 pub(crate) fn one_shot(ctx: &Ctx, opts: &Options, turn: Turn) -> Result<Option<Done>> {
     let mut opened = open::unsaved(ctx, turn)?;
-    let prepared = prompt::unsaved(ctx, opts, &mut opened)?;
+    tools_served(opts, &opened.route)?;
+    let mut prepared = prompt::unsaved(ctx, opts, &mut opened)?;
     if opts.dry_run {
         send::dry_run(ctx, opts, &opened, &prepared)?;
         return Ok(None);
     }
-    let sent = send::send(ctx, opts, &opened, &prepared);
+    let sent = send::send(ctx, opts, &opened, &mut prepared, &mut |_, _| Ok(()));
     persist::unsaved(ctx, &opened, prepared, sent)
 }

@@ -9,7 +9,7 @@ use super::send::Sent;
 use super::types::{Finished, Kind, Target};
 use crate::backend::End;
 use crate::chat::file::Unsaved;
-use crate::chat::record::{self, MessageRec, Record, Role};
+use crate::chat::record::{self, MessageRec, Record, Role, RoundRec};
 use crate::chat::store::Chat;
 use crate::chat::window;
 use crate::config::write_atomic_unsynced;
@@ -43,6 +43,51 @@ pub(super) fn create_if_new(
     ctx.store.create(name, header)
 }
 
+/// The tool rounds of a turn, written to its chat as each completes: the first together with
+/// the turn's prompt (one write), the others alone.
+#[derive(Default)]
+pub(super) struct Rounds {
+    /// The prompt is in the chat.
+    prompt_written: bool,
+}
+
+impl Rounds {
+    pub(super) fn commit(
+        &mut self,
+        ctx: &Ctx,
+        chat: &mut Chat,
+        opened: &Opened,
+        round: &RoundRec,
+        prompt: &str,
+    ) -> Result<()> {
+        let mut records = Vec::with_capacity(2);
+        if !self.prompt_written {
+            records.push(user_record(prompt.to_owned(), opened, round.turn));
+        }
+        records.push(Record::Round(round.clone()));
+        chat.append(&records, &ctx.ui).map_err(Error::from)?;
+        self.prompt_written = true;
+        Ok(())
+    }
+}
+
+fn user_record(prompt: String, opened: &Opened, turn: u64) -> Record {
+    Record::Message(MessageRec {
+        role: Role::User,
+        content: prompt,
+        ts: record::now(),
+        origin: route::origin(&opened.route),
+        turn: Some(turn),
+        usage: None,
+        ms: None,
+        history_tokens: None,
+        interrupted: false,
+        sources: Vec::new(),
+        empty: false,
+        replaces: opened.supersedes,
+    })
+}
+
 /// Write the turn, then tell how it went. The prompt and the reply are moved into their
 /// records, never copied: a turn holds each once.
 pub(super) fn finish(
@@ -63,11 +108,18 @@ pub(super) fn finish(
         usage,
         ms,
         sink,
+        rounds,
+        round_tokens,
+        calls,
+        last_usage,
     } = sent;
     let empty = matches!(end, End::Complete) && text.trim().is_empty();
-    let partial = !text.is_empty();
-    let history_tokens =
-        prepared.prior_weight + window::estimate(&prompt) as u64 + window::estimate(&text) as u64;
+    // Rounds in the chat: the turn is there already, and the reply is written whatever happens.
+    let partial = !text.is_empty() || rounds > 0;
+    let history_tokens = prepared.prior_weight
+        + window::estimate(&prompt) as u64
+        + round_tokens
+        + window::estimate(&text) as u64;
     // (the reply is marked interrupted, the backend failed before any text, the result)
     let (interrupted, unanswered, result) = match end {
         End::Complete if empty => (
@@ -97,37 +149,29 @@ pub(super) fn finish(
             _ => Vec::new(),
         }
     } else {
-        let now = record::now();
-        vec![
-            Record::Message(MessageRec {
-                role: Role::User,
-                content: prompt,
-                ts: now,
-                origin: origin.clone(),
-                turn: Some(turn_no),
-                usage: None,
-                ms: None,
-                history_tokens: None,
-                interrupted: false,
-                sources: Vec::new(),
-                empty: false,
-                replaces: opened.supersedes,
-            }),
-            Record::Message(MessageRec {
-                role: Role::Assistant,
-                content: text,
-                ts: record::now(),
-                origin,
-                turn: Some(turn_no),
-                usage: usage.clone(),
-                ms: Some(ms),
-                history_tokens: Some(history_tokens),
-                interrupted,
-                sources: crate::kb::ground::refs(&prepared.sources),
-                empty,
-                replaces: None,
-            }),
-        ]
+        let mut out = Vec::with_capacity(2);
+        if rounds == 0 {
+            out.push(user_record(prompt, opened, turn_no));
+        }
+        out.push(Record::Message(MessageRec {
+            role: Role::Assistant,
+            content: text,
+            ts: record::now(),
+            origin,
+            turn: Some(turn_no),
+            usage: if rounds == 0 {
+                usage.clone()
+            } else {
+                last_usage
+            },
+            ms: Some(ms),
+            history_tokens: Some(history_tokens),
+            interrupted,
+            sources: crate::kb::ground::refs(&prepared.sources),
+            empty,
+            replaces: None,
+        }));
+        out
     };
     let id = chat.id.clone();
     let mut records = records;
@@ -192,6 +236,7 @@ pub(super) fn finish(
                         usage,
                         ms: u128::from(ms),
                         sources: std::mem::take(&mut prepared.sources),
+                        tool_calls: calls,
                     }))
                 }
             }
@@ -266,6 +311,8 @@ pub(super) fn unsaved(
         usage,
         ms,
         sink,
+        calls,
+        ..
     } = sent;
     match end {
         End::Complete if text.trim().is_empty() => {
@@ -287,6 +334,7 @@ pub(super) fn unsaved(
                 usage,
                 ms: u128::from(ms),
                 sources: prepared.sources,
+                tool_calls: calls,
             }))
         }
         End::Interrupted => Err(Error::Interrupted),

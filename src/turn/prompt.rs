@@ -34,6 +34,8 @@ pub(crate) struct Prepared {
     pub(crate) sources: Vec<crate::kb::Hit>,
     /// The knowledge bases a new chat remembers.
     pub(crate) chat_kb: Vec<String>,
+    /// The tools the model may call this turn (HTTP providers).
+    pub(crate) tools: Option<crate::tools::Toolbox>,
 }
 
 impl Prepared {
@@ -176,7 +178,15 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                 _ => None,
             })
     });
-    let (system, sources) = ground(ctx, opts, &chat_kb, system, &prompt, previous.as_deref())?;
+    let (system, sources, tools) = ground(
+        ctx,
+        opts,
+        &route,
+        &chat_kb,
+        system,
+        &prompt,
+        previous.as_deref(),
+    )?;
     // `--kb` names what the chat uses from now on.
     let remember = match &opts.kb {
         Choice::Names(n) if !opts.dry_run => Some(n.clone()),
@@ -199,6 +209,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             turn_no: 1,
             sources: sources.unwrap_or_default(),
             chat_kb: remember.unwrap_or_default(),
+            tools,
         });
     };
     let summary = chat.header.summary.as_ref().map(|s| Part::Summary {
@@ -251,22 +262,61 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         turn_no: chat.turns + 1,
         sources: sources.unwrap_or_default(),
         chat_kb: Vec::new(),
+        tools,
     })
 }
 
+/// What a grounded turn returns: the system prompt, the notes retrieved, the tools.
+type Grounded = (
+    Option<String>,
+    Option<Vec<crate::kb::Hit>>,
+    Option<crate::tools::Toolbox>,
+);
+
 /// Retrieval for a grounded turn: the system prompt with the grounding instruction, and the
-/// notes found. Not grounded: the system prompt as it was, no notes.
+/// notes found. Not grounded: the system prompt as it was, no notes. With knowledge-base tools
+/// (`--tools`, config `kb.mode: "tools"`, an HTTP provider) nothing is retrieved: the model
+/// gets the tools, and the instruction to use them.
 fn ground(
     ctx: &Ctx,
     opts: &Options,
+    route: &crate::alias::Route,
     chat_kb: &[String],
     system: Option<String>,
     prompt: &str,
     previous: Option<&str>,
-) -> Result<(Option<String>, Option<Vec<crate::kb::Hit>>)> {
-    let names = kb::ground::names(&opts.kb, chat_kb, &ctx.config);
+) -> Result<Grounded> {
+    let mut names = kb::ground::names(&opts.kb, chat_kb, &ctx.config);
+    let setup = opts.tools.as_ref();
+    let http = matches!(route.provider, Provider::Http(_));
+    let asked = setup.is_some_and(|s| s.kb_tools);
+    if asked && names.is_empty() && opts.kb == Choice::Default {
+        // `--tools` alone: every registered knowledge base.
+        names = ctx.config.kb.bases.keys().cloned().collect();
+    }
+    let kb_tools = http
+        && (asked || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools))
+        && !names.is_empty();
+    let kb_names = kb_tools.then(|| names.clone());
+    let tools = match setup {
+        Some(s) if http => crate::tools::Toolbox::new(s, kb_names),
+        _ => None,
+    };
+    if kb_tools {
+        let ask = ctx
+            .config
+            .kb
+            .system
+            .clone()
+            .unwrap_or_else(|| crate::tools::kb::SYSTEM.to_owned());
+        let system = Some(match system {
+            Some(s) => format!("{s}\n\n{ask}"),
+            None => ask,
+        });
+        return Ok((system, None, tools));
+    }
     if names.is_empty() {
-        return Ok((system, None));
+        return Ok((system, None, tools));
     }
     let query = kb::ground::query(prompt, previous);
     let deadline = std::time::Instant::now().checked_add(opts.timeout);
@@ -284,7 +334,7 @@ fn ground(
         Some(s) => format!("{s}\n\n{ask}"),
         None => ask,
     });
-    Ok((system, Some(hits)))
+    Ok((system, Some(hits), tools))
 }
 
 /// The new user message: the quoted notes (when grounded), then the prompt.
@@ -342,7 +392,8 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         context,
     )?;
     let prompt = std::mem::take(&mut opened.turn.prompt);
-    let (system, sources) = ground(ctx, opts, &[], system, &prompt, None)?;
+    let route = opened.route.clone();
+    let (system, sources, tools) = ground(ctx, opts, &route, &[], system, &prompt, None)?;
     Ok(Prepared {
         system,
         chat_system,
@@ -351,6 +402,7 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         turn_no: 1,
         sources: sources.unwrap_or_default(),
         chat_kb: Vec::new(),
+        tools,
     })
 }
 

@@ -1,6 +1,8 @@
-//! The third step: the rounds with the model. Today a turn is one round: the request goes out,
-//! the reply streams back through the sink. (Tool calling makes this a bounded loop of rounds,
-//! each committed by the persist step as it completes; backends stay single-round.)
+//! The third step: the rounds with the model. Without tools a turn is one round: the request
+//! goes out, the reply streams back through the sink. With tools it is a bounded loop: while
+//! the model asks for tools (and the limit allows), `ai` runs every call of the reply, commits
+//! the round (the persist step writes it to the chat at once), and sends the conversation again
+//! with the round appended in the protocol's shape. Backends stay single-round.
 
 use std::time::Instant;
 
@@ -8,22 +10,48 @@ use super::open::Opened;
 use super::prompt::Prepared;
 use super::types::Options;
 use crate::backend::{self, End, Request};
-use crate::chat::record::Usage;
+use crate::chat::record::{self, CallRec, ResultRec, RoundRec, Usage};
+use crate::chat::window;
+use crate::conversation::{Part, ToolCall};
 use crate::ctx::Ctx;
-use crate::error::Result;
-use crate::output::{self, ReplySink};
+use crate::error::{Error, Result};
+use crate::output::{self, ReplySink, Sink};
 use crate::present::Present;
+use crate::signal;
 
 /// What came back.
 pub(super) struct Sent {
     /// The answer as received (also when cut short).
     pub(super) text: String,
     pub(super) end: End,
+    /// Summed over every round.
     pub(super) usage: Option<Usage>,
     pub(super) ms: u64,
     /// Where the reply went (stdout, or kept); finished by the persist step.
     pub(super) sink: ReplySink,
+    /// Tool rounds committed to the chat.
+    pub(super) rounds: u32,
+    /// Estimated tokens of those rounds (for the reply's `history_tokens`).
+    pub(super) round_tokens: u64,
+    /// Every call run, for `--json`.
+    pub(super) calls: Vec<CallLog>,
+    /// The usage of the last request alone (the reply record's own).
+    pub(super) last_usage: Option<Usage>,
 }
+
+/// One call as `--json` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct CallLog {
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+    /// `ok` or `error`.
+    pub(crate) status: &'static str,
+    pub(crate) ms: u64,
+}
+
+/// Where each completed round goes: the chat (the persist step), or nowhere (`--no-chat`).
+/// Gets the round and the prompt of the turn (written with its first round).
+pub(super) type Commit<'a> = dyn FnMut(&RoundRec, &str) -> Result<()> + 'a;
 
 fn request<'a>(opts: &Options, opened: &'a Opened, prepared: &'a Prepared) -> Request<'a> {
     Request {
@@ -34,31 +62,219 @@ fn request<'a>(opts: &Options, opened: &'a Opened, prepared: &'a Prepared) -> Re
         timeout: opts.timeout,
         timeout_given: opts.timeout_given,
         no_wait: opts.no_wait,
+        tools: prepared.tools.as_ref().map_or(&[], |t| t.defs.as_slice()),
     }
 }
 
-/// Send the turn, streaming the reply to stdout when it is shown as it comes.
-pub(super) fn send(ctx: &Ctx, opts: &Options, opened: &Opened, prepared: &Prepared) -> Sent {
-    let req = request(opts, opened, prepared);
+/// Send the turn, streaming the reply to stdout when it is shown as it comes; with tools, the
+/// bounded loop of rounds.
+pub(super) fn send(
+    ctx: &Ctx,
+    opts: &Options,
+    opened: &Opened,
+    prepared: &mut Prepared,
+    commit: &mut Commit<'_>,
+) -> Sent {
     let present = opened.turn.present;
     let started = Instant::now();
+    let deadline = started.checked_add(opts.timeout);
     let mut sink = ReplySink::new(present == Present::Stream);
     if present != Present::Collect {
         sink = sink.spinning(&ctx.ui, &opened.route.label);
     }
-    let sent = backend::send(&req, &ctx.config, &mut sink, &ctx.ui);
-    sink.stop_spinner();
-    let (text, end, usage) = match sent {
-        Ok(o) => (o.text, o.end, o.usage),
-        Err(e) => (String::new(), End::Failed(e), None),
+    let base = prepared.messages.len();
+    let mut total: Option<Usage> = None;
+    let mut rounds = 0u32;
+    let mut round_tokens = 0u64;
+    let mut log: Vec<CallLog> = Vec::new();
+    let (text, end, last_usage) = loop {
+        let mut req = request(opts, opened, prepared);
+        // `--timeout` bounds the whole turn: a later round gets what is left.
+        if rounds > 0 {
+            let left = deadline.map_or(opts.timeout, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                break (String::new(), End::Failed(timed_out(opts)), None);
+            }
+            req.timeout = left;
+        }
+        let round_started = Instant::now();
+        let sent = backend::send(&req, &ctx.config, &mut sink, &ctx.ui);
+        sink.stop_spinner();
+        let outcome = match sent {
+            Ok(o) => o,
+            Err(e) => break (String::new(), End::Failed(e), None),
+        };
+        add(&mut total, outcome.usage.as_ref());
+        let (Some(tools), End::Complete, false) = (
+            prepared.tools.as_mut(),
+            &outcome.end,
+            outcome.calls.is_empty(),
+        ) else {
+            break (outcome.text, outcome.end, outcome.usage);
+        };
+        if rounds >= tools.max_rounds {
+            let ran = summary(&log);
+            let note = format!(
+                "stopped after {rounds} tool round{} (the limit; raise it with --max-tool-rounds N or \"tools.max_rounds\" in config.json); ran: {ran}",
+                if rounds == 1 { "" } else { "s" }
+            );
+            let text = if outcome.text.trim().is_empty() {
+                format!("({note})")
+            } else {
+                outcome.text
+            };
+            break (
+                text,
+                End::Failed(Error::backend(format!("{}: {note}", opened.route.label))),
+                outcome.usage,
+            );
+        }
+        rounds += 1;
+        // The text before the calls was streamed; the next round's starts on a line of its own.
+        if !outcome.text.is_empty() && present == Present::Stream {
+            let _ = sink.chunk(b"\n\n");
+        }
+        let mut results = Vec::with_capacity(outcome.calls.len());
+        for call in &outcome.calls {
+            // Ctrl+C between calls: the round is not complete, and not written.
+            if signal::interrupted() {
+                break;
+            }
+            let ran = tools.run(ctx, call, deadline, &mut prepared.sources);
+            if present != Present::Collect {
+                ctx.ui.notice(&ran.line);
+            }
+            log.push(CallLog {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                status: if ran.is_error { "error" } else { "ok" },
+                ms: ran.ms,
+            });
+            results.push(ResultRec {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                content: ran.content,
+                error: ran.is_error,
+                truncated: ran.truncated,
+            });
+        }
+        if signal::interrupted() {
+            break (String::new(), End::Interrupted, None);
+        }
+        let round = RoundRec {
+            turn: prepared.turn_no,
+            round: rounds,
+            ts: record::now(),
+            text: outcome.text,
+            calls: outcome.calls.iter().map(call_rec).collect(),
+            results,
+            origin: crate::route::origin(&opened.route),
+            usage: outcome.usage,
+            ms: Some(round_started.elapsed().as_millis() as u64),
+        };
+        let prompt = prompt_of(prepared, base);
+        if let Err(e) = commit(&round, &prompt) {
+            rounds -= 1;
+            break (String::new(), End::Failed(e), None);
+        }
+        let [calls, results] = window::round(&round);
+        round_tokens +=
+            (window::estimate_message(&calls) + window::estimate_message(&results)) as u64;
+        prepared.messages.push(calls);
+        prepared.messages.push(results);
+        if present != Present::Collect {
+            let s = std::mem::replace(&mut sink, ReplySink::new(false));
+            sink = s.spinning(&ctx.ui, &opened.route.label);
+        }
     };
+    sink.stop_spinner();
+    prepared.messages.truncate(base);
     Sent {
         text,
         end,
-        usage,
+        usage: total,
         ms: started.elapsed().as_millis() as u64,
         sink,
+        rounds,
+        round_tokens,
+        calls: log,
+        last_usage,
     }
+}
+
+/// The prompt of the turn (the last text of its message), for the first round's write.
+fn prompt_of(prepared: &Prepared, base: usize) -> String {
+    base.checked_sub(1)
+        .and_then(|i| prepared.messages.get(i))
+        .and_then(|m| {
+            m.parts.iter().rev().find_map(|p| match p {
+                Part::Text(t) => Some(t.clone()),
+                _ => None,
+            })
+        })
+        .unwrap_or_default()
+}
+
+fn call_rec(c: &ToolCall) -> CallRec {
+    CallRec {
+        id: c.id.clone(),
+        name: c.name.clone(),
+        arguments: c.arguments.clone(),
+        signature: c.signature.clone(),
+    }
+}
+
+/// `search_knowledge_base ×3, json_value ×1`, in the order first run.
+fn summary(log: &[CallLog]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for c in log {
+        match counts.iter_mut().find(|(n, _)| *n == c.name) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((&c.name, 1)),
+        }
+    }
+    if counts.is_empty() {
+        return "nothing".into();
+    }
+    counts
+        .iter()
+        .map(|(n, k)| format!("{} ×{k}", crate::fmt::one_line(n, 64)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Token counts of all rounds, summed.
+fn add(total: &mut Option<Usage>, u: Option<&Usage>) {
+    let Some(u) = u else { return };
+    let t = total.get_or_insert(Usage {
+        input: None,
+        output: None,
+        cost_usd: None,
+    });
+    let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    t.input = sum(t.input, u.input);
+    t.output = sum(t.output, u.output);
+    t.cost_usd = match (t.cost_usd, u.cost_usd) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    };
+}
+
+fn timed_out(opts: &Options) -> Error {
+    Error::backend(format!(
+        "the turn took longer than {}",
+        crate::fmt::human_duration(opts.timeout)
+    ))
+    .hint(if opts.timeout_given {
+        "give it more time with a larger --timeout"
+    } else {
+        "give it more time with --timeout SECS"
+    })
 }
 
 /// `--dry-run`: print exactly what would be sent, and send nothing.

@@ -46,6 +46,8 @@ pub(crate) struct Options {
     pub(crate) dry_run: bool,
     /// `--kb` / `--no-kb`.
     pub(crate) kb: crate::kb::ground::Choice,
+    /// `--tools`, `--data`, `--tools-file`, `--max-tool-rounds`, read.
+    pub(crate) tools: Option<std::sync::Arc<crate::tools::Setup>>,
 }
 
 /// How a chat turn ended: its result, and the chat it wrote to (also when it failed).

@@ -16,4 +16,5 @@ mod ratelimit;
 mod requests;
 mod secrets;
 mod streams;
+mod tools;
 mod window_edges;

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::calls::CallPart;
 use super::provider::Resolved;
 use super::{Bad, Built, ErrorBody, Piece};
 use crate::backend::Request;
@@ -21,6 +22,16 @@ struct Body<'a> {
     system: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+/// A tool the model may call.
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
 }
 
 #[derive(Serialize)]
@@ -117,6 +128,15 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         messages: messages(req),
         system,
         stream: stream.then_some(true),
+        tools: req
+            .tools
+            .iter()
+            .map(|d| WireTool {
+                name: &d.name,
+                description: &d.description,
+                input_schema: &d.parameters,
+            })
+            .collect(),
     };
     let mut headers = vec![("anthropic-version".to_owned(), "2023-06-01".to_owned())];
     if let Some(k) = &p.key {
@@ -141,6 +161,10 @@ struct Event {
     usage: Option<WireUsage>,
     #[serde(default)]
     error: Option<ErrorBody>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    content_block: Option<Block>,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +179,29 @@ struct Block {
     kind: String,
     #[serde(default)]
     text: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+impl Block {
+    /// A `tool_use` block as a call (or its start, when its input follows in deltas).
+    fn call(self, index: Option<u64>) -> CallPart {
+        CallPart {
+            index,
+            id: self.id,
+            name: self.name,
+            // A stream starts with `{}` and sends the input in pieces; a whole reply has it.
+            arguments: self
+                .input
+                .filter(|v| v.as_object().is_none_or(|o| !o.is_empty()))
+                .map(|v| v.to_string()),
+            signature: None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -165,6 +212,8 @@ struct Delta {
     text: Option<String>,
     #[serde(default)]
     stop_reason: Option<String>,
+    #[serde(default)]
+    partial_json: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -199,14 +248,30 @@ pub(crate) fn event(state: &mut State, data: &str, out: &mut Vec<Piece>) -> Resu
         .map_err(|e| format!("a stream event is not valid JSON ({e})"))?;
     match ev.kind.as_str() {
         "message_start" => state.input = ev.message.and_then(|m| m.usage).and_then(|u| u.input()),
-        "content_block_delta" => {
-            if let Some(d) = ev.delta
-                && d.kind == "text_delta"
-                && let Some(t) = d.text.filter(|t| !t.is_empty())
+        "content_block_start" => {
+            if let Some(b) = ev.content_block
+                && b.kind == "tool_use"
             {
-                out.push(Piece::Text(t));
+                // Keyed by block index; a start without one still opens a call of its own.
+                let index = Some(ev.index.unwrap_or(u64::MAX));
+                out.push(Piece::Call(b.call(index)));
             }
         }
+        "content_block_delta" => match ev.delta {
+            Some(d) if d.kind == "text_delta" => {
+                if let Some(t) = d.text.filter(|t| !t.is_empty()) {
+                    out.push(Piece::Text(t));
+                }
+            }
+            Some(d) if d.kind == "input_json_delta" => {
+                out.push(Piece::Call(CallPart {
+                    index: Some(ev.index.unwrap_or(u64::MAX)),
+                    arguments: d.partial_json,
+                    ..CallPart::default()
+                }));
+            }
+            _ => {}
+        },
         "message_delta" => {
             if ev.delta.as_ref().and_then(|d| d.stop_reason.as_deref()) == Some("max_tokens") {
                 out.push(Piece::Truncated);
@@ -221,12 +286,12 @@ pub(crate) fn event(state: &mut State, data: &str, out: &mut Vec<Piece>) -> Resu
         }
         "message_stop" => out.push(Piece::Done),
         "error" => out.push(Piece::Fail(ev.error.unwrap_or_default())),
-        _ => {} // ping, content_block_start/stop, and whatever is added later
+        _ => {} // ping, content_block_stop, and whatever is added later
     }
     Ok(())
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
+pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
     #[derive(Deserialize)]
     struct Whole {
         #[serde(default)]
@@ -247,7 +312,14 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
         output: u.output_tokens,
         cost_usd: None,
     });
-    Ok((text, usage))
+    let calls = w
+        .content
+        .into_iter()
+        .filter(|b| b.kind == "tool_use")
+        .enumerate()
+        .map(|(i, b)| b.call(Some(i as u64)))
+        .collect();
+    Ok((text, usage, calls))
 }
 
 #[cfg(test)]

@@ -539,6 +539,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             timeout_given: false,
             no_wait: false,
+            tools: &[],
         };
         let v = serde_json::to_value(messages(&req)).unwrap();
         assert_eq!(

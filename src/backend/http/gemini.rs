@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::calls::CallPart;
 use super::provider::Resolved;
 use super::{Bad, Built, ErrorBody, Piece};
 use crate::backend::Request;
@@ -19,6 +20,35 @@ struct Body<'a> {
     generation_config: GenerationConfig,
     #[serde(skip_serializing_if = "Option::is_none")]
     system_instruction: Option<SystemInstruction<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTools<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireTools<'a> {
+    function_declarations: Vec<Declaration<'a>>,
+}
+
+#[derive(Serialize)]
+struct Declaration<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: Value,
+}
+
+/// A JSON schema as Gemini's OpenAPI subset takes it: without the keys it refuses.
+fn openapi_schema(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "$schema" | "additionalProperties"))
+                .map(|(k, v)| (k.clone(), openapi_schema(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(openapi_schema).collect()),
+        other => other.clone(),
+    }
 }
 
 #[derive(Serialize)]
@@ -134,6 +164,21 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         system_instruction: req.system.map(|s| SystemInstruction {
             parts: [TextPart { text: s }],
         }),
+        tools: if req.tools.is_empty() {
+            Vec::new()
+        } else {
+            vec![WireTools {
+                function_declarations: req
+                    .tools
+                    .iter()
+                    .map(|d| Declaration {
+                        name: &d.name,
+                        description: &d.description,
+                        parameters: openapi_schema(&d.parameters),
+                    })
+                    .collect(),
+            }]
+        },
     };
     let model = super::path_segment(
         req.route
@@ -190,11 +235,46 @@ struct Content {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Part {
     #[serde(default)]
     text: Option<String>,
     #[serde(default)]
     thought: bool,
+    #[serde(default)]
+    function_call: Option<WireCall>,
+    /// Kept and sent back with the call (Gemini 3 refuses a follow-up without it).
+    #[serde(default)]
+    thought_signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
+}
+
+/// The calls of a response, whole (Gemini never splits one).
+fn calls_of(r: &mut Response) -> Vec<CallPart> {
+    r.candidates
+        .iter_mut()
+        .filter_map(|c| c.content.as_mut())
+        .flat_map(|c| c.parts.iter_mut())
+        .filter_map(|p| {
+            let call = p.function_call.take()?;
+            Some(CallPart {
+                index: None,
+                id: call.id,
+                name: call.name,
+                arguments: call.args.map(|a| a.to_string()),
+                signature: p.thought_signature.take(),
+            })
+        })
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -225,7 +305,7 @@ fn text_of(r: &Response) -> String {
 
 /// One SSE payload. Gemini has no terminator: a chunk with `finishReason` marks the end.
 pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
-    let r: Response = serde_json::from_str(data)
+    let mut r: Response = serde_json::from_str(data)
         .map_err(|e| format!("a stream event is not valid JSON ({e})"))?;
     if let Some(err) = &r.error {
         out.push(Piece::Fail(err.clone()));
@@ -243,6 +323,7 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
     if !text.is_empty() {
         out.push(Piece::Text(text));
     }
+    out.extend(calls_of(&mut r).into_iter().map(Piece::Call));
     if let Some(u) = r.usage_metadata {
         out.push(Piece::Usage(Usage {
             input: u.prompt_token_count,
@@ -262,8 +343,8 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
-    let r: Response = serde_json::from_slice(body)
+pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
+    let mut r: Response = serde_json::from_slice(body)
         .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(reason) = r
         .prompt_feedback
@@ -277,5 +358,6 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
         output: u.candidates_token_count,
         cost_usd: None,
     });
-    Ok((text_of(&r), usage))
+    let calls = calls_of(&mut r);
+    Ok((text_of(&r), usage, calls))
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod anthropic;
 pub(crate) mod bedrock;
+pub(crate) mod calls;
 pub(crate) mod eventstream;
 pub(crate) mod failure;
 pub(crate) mod gemini;
@@ -53,7 +54,12 @@ pub(crate) enum Piece {
     Truncated,
     /// An error frame inside the stream.
     Fail(ErrorBody),
+    /// A tool call, or a piece of one.
+    Call(calls::CallPart),
 }
+
+/// A whole (non-streamed) reply: its text, usage and tool calls.
+pub(crate) type Whole = (String, Option<Usage>, Vec<calls::CallPart>);
 
 /// A model or deployment name as one URL path segment.
 pub(crate) fn path_segment(s: &str) -> String {
@@ -225,6 +231,8 @@ enum Msg {
     Usage(Usage),
     /// The reply stopped at the max-tokens limit.
     Truncated,
+    /// A tool call of a complete reply.
+    Call(crate::conversation::ToolCall),
     End(std::result::Result<(), Error>),
 }
 
@@ -261,6 +269,7 @@ pub(crate) fn send(
     let mut text = String::new();
     let mut usage = None;
     let mut truncated = false;
+    let mut calls = Vec::new();
     loop {
         // Checked before every message, not only when the stream pauses: a fast stream would
         // otherwise hide Ctrl+C until its end.
@@ -269,6 +278,7 @@ pub(crate) fn send(
                 text,
                 end: End::Interrupted,
                 usage,
+                calls: Vec::new(),
             });
         }
         let msg = match rx.recv_timeout(Duration::from_millis(50)) {
@@ -279,6 +289,7 @@ pub(crate) fn send(
                     text,
                     end: End::Failed(Error::backend("the HTTP worker stopped unexpectedly")),
                     usage,
+                    calls: Vec::new(),
                 });
             }
         };
@@ -289,12 +300,14 @@ pub(crate) fn send(
                         text,
                         end: End::Failed(e),
                         usage,
+                        calls: Vec::new(),
                     });
                 }
                 text.push_str(&t);
             }
             Msg::Usage(u) => usage = Some(u),
             Msg::Truncated => truncated = true,
+            Msg::Call(c) => calls.push(c),
             Msg::End(Ok(())) => {
                 if truncated {
                     ui.warn(&limit_note);
@@ -303,6 +316,7 @@ pub(crate) fn send(
                     text,
                     end: End::Complete,
                     usage,
+                    calls,
                 });
             }
             Msg::End(Err(e)) => {
@@ -310,6 +324,7 @@ pub(crate) fn send(
                     text,
                     end: End::Failed(e),
                     usage,
+                    calls: Vec::new(),
                 });
             }
         }

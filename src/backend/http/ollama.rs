@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::calls::CallPart;
 use super::provider::Resolved;
 use super::{Bad, Built, ErrorBody, Limit, Piece};
 use crate::backend::Request;
@@ -20,6 +21,8 @@ struct Body<'a> {
     options: Options<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     format: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<super::openai::WireTool<'a>>,
 }
 
 #[derive(Serialize)]
@@ -106,6 +109,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
             limit: Limit(&p.max_tokens_field, p.max_tokens),
         },
         format: req.modes.json.then_some("json"),
+        tools: super::openai::tools(req.tools),
     };
     let headers = p
         .key
@@ -139,6 +143,47 @@ struct Line {
 struct Msg {
     #[serde(default)]
     content: String,
+    #[serde(default)]
+    tool_calls: Vec<WireCallIn>,
+}
+
+/// A whole tool call: `{"function":{"name","arguments":{object}}}` (no reliable ID).
+#[derive(Deserialize)]
+struct WireCallIn {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionIn>,
+}
+
+#[derive(Deserialize)]
+struct FunctionIn {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+impl WireCallIn {
+    fn part(self) -> CallPart {
+        let (name, arguments) = match self.function {
+            Some(f) => (
+                f.name,
+                f.arguments.map(|a| match a {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                }),
+            ),
+            None => (None, None),
+        };
+        CallPart {
+            index: None,
+            id: self.id,
+            name,
+            arguments,
+            signature: None,
+        }
+    }
 }
 
 pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
@@ -148,8 +193,11 @@ pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
         out.push(Piece::Fail(err));
         return Ok(());
     }
-    if let Some(m) = l.message.filter(|m| !m.content.is_empty()) {
-        out.push(Piece::Text(m.content));
+    if let Some(m) = l.message {
+        if !m.content.is_empty() {
+            out.push(Piece::Text(m.content));
+        }
+        out.extend(m.tool_calls.into_iter().map(|c| Piece::Call(c.part())));
     }
     if l.done && l.done_reason.as_deref() == Some("length") {
         out.push(Piece::Truncated);
@@ -165,7 +213,7 @@ pub(crate) fn line(bytes: &[u8], out: &mut Vec<Piece>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
+pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
     let l: Line = serde_json::from_slice(body)
         .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(err) = l.error {
@@ -176,5 +224,12 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
         output: l.eval_count,
         cost_usd: None,
     });
-    Ok((l.message.map(|m| m.content).unwrap_or_default(), usage))
+    let (text, calls) = match l.message {
+        Some(m) => (
+            m.content,
+            m.tool_calls.into_iter().map(WireCallIn::part).collect(),
+        ),
+        None => (String::new(), Vec::new()),
+    };
+    Ok((text, usage, calls))
 }

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use super::calls::CallPart;
 use super::provider::{Protocol, Resolved};
 use super::{Bad, Built, ErrorBody, Limit, Piece};
 use crate::backend::Request;
@@ -27,6 +28,37 @@ struct Body<'a> {
     response_format: Option<ResponseFormat>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+/// A tool the model may call: `{"type":"function","function":{name, description, parameters}}`.
+#[derive(Serialize)]
+pub(crate) struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireToolDef<'a>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct WireToolDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+/// The tools in the OpenAI shape (Ollama takes the same).
+pub(crate) fn tools<'a>(defs: &'a [crate::conversation::ToolDef]) -> Vec<WireTool<'a>> {
+    defs.iter()
+        .map(|d| WireTool {
+            kind: "function",
+            function: WireToolDef {
+                name: &d.name,
+                description: &d.description,
+                parameters: &d.parameters,
+            },
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -135,6 +167,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
             kind: "json_object",
         }),
         reasoning_effort: req.route.effort.as_deref(),
+        tools: tools(req.tools),
     };
     let (url, auth) = if p.protocol == Protocol::Azure {
         (
@@ -185,6 +218,51 @@ struct Choice {
 struct Delta {
     #[serde(default)]
     content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<CallChunk>>,
+}
+
+/// A tool call, or (streamed) a fragment of one, keyed by `index`.
+#[derive(Deserialize)]
+struct CallChunk {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionChunk>,
+}
+
+#[derive(Deserialize)]
+struct FunctionChunk {
+    #[serde(default)]
+    name: Option<String>,
+    /// A piece of a JSON string. Some servers send an object: it is kept as its JSON text.
+    #[serde(default)]
+    arguments: Option<serde_json::Value>,
+}
+
+impl CallChunk {
+    fn part(self, whole_at: Option<u64>) -> CallPart {
+        let (name, arguments) = match self.function {
+            Some(f) => (
+                f.name,
+                match f.arguments {
+                    Some(serde_json::Value::String(s)) => Some(s),
+                    Some(serde_json::Value::Null) | None => None,
+                    Some(v) => Some(v.to_string()),
+                },
+            ),
+            None => (None, None),
+        };
+        CallPart {
+            index: self.index.or(whole_at),
+            id: self.id,
+            name,
+            arguments,
+            signature: None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -218,12 +296,15 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
         return Ok(());
     }
     for choice in chunk.choices {
-        if let Some(text) = choice
-            .delta
-            .and_then(|d| d.content)
-            .filter(|t| !t.is_empty())
-        {
-            out.push(Piece::Text(text));
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                out.push(Piece::Text(text));
+            }
+            for (i, c) in delta.tool_calls.into_iter().flatten().enumerate() {
+                // `index` is always there on OpenAI; a server that leaves it out sends each
+                // call whole, in order.
+                out.push(Piece::Call(c.part(Some(u64::MAX - i as u64))));
+            }
         }
         if choice.finish_reason.as_deref() == Some("length") {
             out.push(Piece::Truncated);
@@ -242,7 +323,7 @@ pub(crate) fn event(data: &str, out: &mut Vec<Piece>) -> Result<(), String> {
 }
 
 /// A whole (non-streamed) response.
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
+pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
     let chunk: Chunk = serde_json::from_slice(body)
         .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
     if let Some(err) = chunk.error {
@@ -253,6 +334,17 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>), Bad> {
         .into_iter()
         .next()
         .ok_or_else(|| Bad::Invalid("the response has no choices".into()))?;
-    let text = choice.message.and_then(|m| m.content).unwrap_or_default();
-    Ok((text, chunk.usage.map(Into::into)))
+    let (text, calls) = match choice.message {
+        Some(m) => (
+            m.content.unwrap_or_default(),
+            m.tool_calls
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, c)| CallChunk { index: None, ..c }.part(Some(i as u64)))
+                .collect(),
+        ),
+        None => (String::new(), Vec::new()),
+    };
+    Ok((text, chunk.usage.map(Into::into), calls))
 }

@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use super::calls::Assembler;
 use super::failure::{Failure, is_timeout};
 use super::provider::{Protocol, Resolved};
 use super::{
@@ -177,15 +178,27 @@ fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
         Protocol::Ollama => ollama::whole(&bytes),
         Protocol::Bedrock => bedrock::whole(&bytes).map(|(text, usage, cut)| {
             truncated = cut;
-            (text, usage)
+            (text, usage, Vec::new())
         }),
     };
-    let (text, usage) = parsed.map_err(|bad| match bad {
+    let (text, usage, parts) = parsed.map_err(|bad| match bad {
         Bad::Invalid(why) => fail(invalid(p, &why, &String::from_utf8_lossy(&bytes))),
         Bad::Provider(body) => ReadError::BeforeText(Box::new(Failure::InStream(body))),
     })?;
     drop(bytes);
+    let mut calls = Assembler::default();
+    for part in parts {
+        calls.add(part).map_err(|why| {
+            fail(Error::backend(format!(
+                "invalid response from {}: {why}",
+                p.name
+            )))
+        })?;
+    }
     send(tx, Msg::Text(text))?;
+    for c in calls.finish() {
+        send(tx, Msg::Call(c))?;
+    }
     if let Some(u) = usage {
         send(tx, Msg::Usage(u))?;
     }
@@ -232,6 +245,7 @@ fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> 
     let mut length = 0usize;
     let mut pieces = Vec::new();
     let mut state = anthropic::State::default();
+    let mut calls = Assembler::default();
     // Ollama streams NDJSON; Bedrock AWS event-stream frames; everyone else SSE.
     let (mut nd, mut sse, mut es) = match p.protocol {
         Protocol::Ollama => (Some(ndjson::Reader::new(reader)), None, None),
@@ -290,6 +304,16 @@ fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> 
                 Piece::Usage(u) => send(tx, Msg::Usage(u))?,
                 Piece::Done => done = true,
                 Piece::Truncated => send(tx, Msg::Truncated)?,
+                Piece::Call(part) => {
+                    if let Err(why) = calls.add(part) {
+                        let e = Error::backend(format!("invalid response from {}: {why}", p.name));
+                        return Err(if printed {
+                            ReadError::AfterText(e)
+                        } else {
+                            fail(e)
+                        });
+                    }
+                }
                 Piece::Fail(body) => {
                     let failure = Failure::InStream(body);
                     return Err(if printed {
@@ -302,11 +326,11 @@ fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> 
         }
         // Gemini has no terminator; Bedrock's usage (`metadata`) follows its `messageStop`.
         if done && !matches!(p.protocol, Protocol::Gemini | Protocol::Bedrock) {
-            return Ok(());
+            return complete(&mut calls, tx);
         }
     }
     if done {
-        return Ok(());
+        return complete(&mut calls, tx);
     }
     let e = Error::backend(format!(
         "the reply from {} ended before it was complete",
@@ -318,6 +342,14 @@ fn stream(p: &Resolved, reader: impl BufRead, tx: &Tx) -> Result<(), ReadError> 
     } else {
         ReadError::BeforeText(Box::new(Failure::Cut(e)))
     })
+}
+
+/// The stream is complete: its tool calls go to the main thread.
+fn complete(calls: &mut Assembler, tx: &Tx) -> Result<(), ReadError> {
+    for c in calls.finish() {
+        send(tx, Msg::Call(c))?;
+    }
+    Ok(())
 }
 
 fn broken(p: &Resolved, e: std::io::Error, printed: bool) -> ReadError {

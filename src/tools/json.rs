@@ -1,0 +1,366 @@
+//! JSON documents the model can query (`--data FILE.json`, the first `primary`, the second
+//! `secondary`): generic tools (the keys under a path, the value at a JSON pointer, the paths
+//! that contain a text), each with a `document` argument `primary | secondary | both`, and the
+//! domain tools of a tools file ([`super::file`]). Every result is bounded: long arrays and
+//! strings are summarized with counts, deep objects cut with their size.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+
+/// A document given with `--data`.
+#[derive(Debug)]
+pub(crate) struct Document {
+    /// `primary` or `secondary`.
+    pub(crate) label: &'static str,
+    pub(crate) path: PathBuf,
+    pub(crate) value: Value,
+}
+
+/// The largest document read (it is held in memory while the turn runs).
+pub(crate) const MAX_DOCUMENT: u64 = 256 << 20;
+
+/// Read and parse a JSON file, with errors that name it.
+pub(crate) fn read(path: &Path) -> Result<Value> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::usage(format!("cannot read {}: {e}", path.display()))
+            .hint("--data takes a JSON file")
+    })?;
+    if !meta.is_file() {
+        return Err(Error::usage(format!("{} is not a file", path.display()))
+            .hint("--data takes a JSON file"));
+    }
+    if meta.len() > MAX_DOCUMENT {
+        return Err(Error::usage(format!(
+            "{} is {} MiB; ai reads JSON documents of up to {} MiB",
+            path.display(),
+            meta.len() >> 20,
+            MAX_DOCUMENT >> 20
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::usage(format!("{} is not valid JSON: {e}", path.display()))
+            .hint("--data and tools files must hold one JSON document")
+    })
+}
+
+/// Which of the documents a call asks for.
+pub(crate) fn choose<'a>(docs: &'a [Document], args: &Value) -> Result<Vec<&'a Document>, String> {
+    let which = args
+        .get("document")
+        .and_then(Value::as_str)
+        .unwrap_or("primary");
+    let pick = |label: &str| docs.iter().find(|d| d.label == label);
+    match which {
+        "both" if docs.len() > 1 => Ok(docs.iter().collect()),
+        "both" | "primary" => pick("primary")
+            .map(|d| vec![d])
+            .ok_or_else(|| "no primary document was given".to_owned()),
+        "secondary" => pick("secondary").map(|d| vec![d]).ok_or_else(|| {
+            "there is no secondary document (only one --data file was given)".to_owned()
+        }),
+        other => Err(format!(
+            "document: expected primary, secondary or both, found {other:?}"
+        )),
+    }
+}
+
+/// The `document` argument every data tool takes, as a schema property.
+pub(crate) fn document_property(two: bool) -> Value {
+    if two {
+        json!({"type": "string", "enum": ["primary", "secondary", "both"],
+               "description": "which document: primary (default), secondary, or both (each result labelled)"})
+    } else {
+        json!({"type": "string", "enum": ["primary"],
+               "description": "which document (only primary was given)"})
+    }
+}
+
+/// One result per document, labelled when there are several.
+pub(crate) fn labelled(results: Vec<(&Document, String)>) -> String {
+    if results.len() == 1 {
+        return results
+            .into_iter()
+            .next()
+            .map(|(_, r)| r)
+            .unwrap_or_default();
+    }
+    let mut out = String::new();
+    for (d, r) in results {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(&format!("[{}: {}]\n{r}", d.label, file_name(&d.path)));
+    }
+    out
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// Items of an array shown, at most; the rest are counted.
+const MAX_ITEMS: usize = 50;
+/// Characters of a string shown, at most.
+const MAX_CHARS: usize = 2000;
+/// Levels of nesting shown; deeper objects and arrays are described by their size.
+const MAX_DEPTH: usize = 8;
+
+/// A value made small enough to send: long arrays and strings summarized with counts.
+pub(crate) fn bounded(v: &Value) -> Value {
+    shrink(v, 0)
+}
+
+fn shrink(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::String(s) => match s.char_indices().nth(MAX_CHARS) {
+            Some((i, _)) => Value::String(format!(
+                "{}… ({} characters in all)",
+                &s[..i],
+                s.chars().count()
+            )),
+            None => v.clone(),
+        },
+        Value::Array(a) if depth >= MAX_DEPTH => {
+            Value::String(format!("(an array of {} items)", a.len()))
+        }
+        Value::Object(m) if depth >= MAX_DEPTH => {
+            Value::String(format!("(an object with {} keys)", m.len()))
+        }
+        Value::Array(a) => {
+            let mut out: Vec<Value> = a
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|x| shrink(x, depth + 1))
+                .collect();
+            if a.len() > MAX_ITEMS {
+                out.push(Value::String(format!(
+                    "… {} more items ({} in all; ask for one by its index, e.g. /path/{MAX_ITEMS})",
+                    a.len() - MAX_ITEMS,
+                    a.len()
+                )));
+            }
+            Value::Array(out)
+        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), shrink(x, depth + 1)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A value as result text.
+pub(crate) fn show(v: &Value) -> String {
+    serde_json::to_string_pretty(&bounded(v)).unwrap_or_default()
+}
+
+/// `pointer` as the model may write it: `""` or `/` for the whole document, a leading `/`
+/// added when missing.
+fn normalize(pointer: &str) -> String {
+    let p = pointer.trim();
+    if p.is_empty() || p == "/" {
+        String::new()
+    } else if p.starts_with('/') {
+        p.to_owned()
+    } else {
+        format!("/{p}")
+    }
+}
+
+/// One path segment escaped for a JSON pointer (`~` → `~0`, `/` → `~1`).
+pub(crate) fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// The generic tools, run on one document. `Ok` is the result text; `Err` an error result.
+pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String> {
+    let p = normalize(pointer);
+    let Some(v) = doc.pointer(&p) else {
+        return Err(format!("not found: {}", shown_pointer(&p)));
+    };
+    let describe = |x: &Value| -> String {
+        match x {
+            Value::Object(m) => format!("object, {} keys", m.len()),
+            Value::Array(a) => format!("array, {} items", a.len()),
+            Value::String(s) => format!("string, {} characters", s.chars().count()),
+            Value::Number(n) => format!("number {n}"),
+            Value::Bool(b) => format!("boolean {b}"),
+            Value::Null => "null".to_owned(),
+        }
+    };
+    match v {
+        Value::Object(m) => {
+            const MAX_KEYS: usize = 300;
+            let mut out = format!("{} keys under {}:\n", m.len(), shown_pointer(&p));
+            for (k, x) in m.iter().take(MAX_KEYS) {
+                out.push_str(&format!("{k} ({})\n", describe(x)));
+            }
+            if m.len() > MAX_KEYS {
+                out.push_str(&format!("… {} more keys\n", m.len() - MAX_KEYS));
+            }
+            Ok((out.trim_end().to_owned(), m.len()))
+        }
+        Value::Array(a) => Ok((
+            format!(
+                "{} is an array of {} items, indexes 0 to {}{}",
+                shown_pointer(&p),
+                a.len(),
+                a.len().saturating_sub(1),
+                a.first()
+                    .map(|x| format!("; the first is {}", describe(x)))
+                    .unwrap_or_default()
+            ),
+            a.len(),
+        )),
+        other => Ok((
+            format!(
+                "{} has no keys: it is {}",
+                shown_pointer(&p),
+                describe(other)
+            ),
+            0,
+        )),
+    }
+}
+
+/// The value at a JSON pointer.
+pub(crate) fn value(doc: &Value, pointer: &str) -> Result<String, String> {
+    let p = normalize(pointer);
+    doc.pointer(&p)
+        .map(show)
+        .ok_or_else(|| format!("not found: {}", shown_pointer(&p)))
+}
+
+fn shown_pointer(p: &str) -> &str {
+    if p.is_empty() { "/" } else { p }
+}
+
+/// The paths whose key or value contains `text` (ignoring case), at most `max`.
+pub(crate) fn find(doc: &Value, text: &str, max: usize) -> (String, usize) {
+    let needle = text.to_lowercase();
+    let mut found: Vec<String> = Vec::new();
+    let mut total = 0usize;
+    let mut todo: Vec<(String, &Value)> = vec![(String::new(), doc)];
+    // Bounded by the document itself (each value is visited once).
+    while let Some((path, v)) = todo.pop() {
+        let mut hit = |p: &str, what: String| {
+            total += 1;
+            if found.len() < max {
+                found.push(format!("{} {what}", shown_pointer(p)));
+            }
+        };
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter().rev() {
+                    let child = format!("{path}/{}", escape(k));
+                    if !needle.is_empty() && k.to_lowercase().contains(&needle) {
+                        hit(&child, "(key)".to_owned());
+                    }
+                    todo.push((child, x));
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate().rev() {
+                    todo.push((format!("{path}/{i}"), x));
+                }
+            }
+            Value::String(s) if s.to_lowercase().contains(&needle) => {
+                hit(&path, format!("= {}", crate::fmt::one_line(s, 80)));
+            }
+            Value::Number(n) if n.to_string().contains(&needle) => hit(&path, format!("= {n}")),
+            _ => {}
+        }
+    }
+    if total == 0 {
+        return (format!("no path contains {text:?}"), 0);
+    }
+    let mut out = format!("{total} paths contain {text:?}");
+    if total > found.len() {
+        out.push_str(&format!(" (the first {} shown)", found.len()));
+    }
+    out.push_str(":\n");
+    out.push_str(&found.join("\n"));
+    (out, total)
+}
+
+/// Fill a pointer template (`/sql/{sql_id}`) from the arguments. Each value is escaped, so an
+/// identifier holding `/` cannot reach another part of the document.
+pub(crate) fn fill(template: &str, args: &Map<String, Value>) -> Result<String, String> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return Ok(out);
+        };
+        let name = &after[..close];
+        let v = match args.get(name) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(other) => {
+                return Err(format!(
+                    "{name}: expected a string or a number, found {}",
+                    super::schema::kind(other)
+                ));
+            }
+            None => return Err(format!("`{name}` is required")),
+        };
+        out.push_str(&escape(&v));
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_summarizes_with_counts() {
+        let v = json!({"a": (0..120).collect::<Vec<_>>(), "s": "x".repeat(5000)});
+        let b = bounded(&v);
+        assert_eq!(b["a"].as_array().unwrap().len(), MAX_ITEMS + 1);
+        assert!(b["a"][MAX_ITEMS].as_str().unwrap().contains("120 in all"));
+        assert!(
+            b["s"]
+                .as_str()
+                .unwrap()
+                .ends_with("(5000 characters in all)")
+        );
+    }
+
+    #[test]
+    fn the_generic_tools() {
+        let doc = json!({"sql": {"a/b": {"ms": 12}, "c1": {"ms": 7, "text": "SELECT backup"}}, "list": [1, 2]});
+        assert!(
+            keys(&doc, "/sql")
+                .unwrap()
+                .0
+                .contains("a/b (object, 1 keys)")
+        );
+        assert_eq!(keys(&doc, "list").unwrap().1, 2);
+        assert_eq!(keys(&doc, "/nope").unwrap_err(), "not found: /nope");
+        assert_eq!(value(&doc, "/sql/a~1b/ms").unwrap(), "12");
+        let (text, n) = find(&doc, "BACKUP", 10);
+        assert_eq!(n, 1);
+        assert!(text.contains("/sql/c1/text = SELECT backup"), "{text}");
+        let args = json!({"id": "a/b"});
+        assert_eq!(
+            fill("/sql/{id}/ms", args.as_object().unwrap()).unwrap(),
+            "/sql/a~1b/ms"
+        );
+        assert!(fill("/sql/{x}", args.as_object().unwrap()).is_err());
+    }
+}

@@ -1,0 +1,396 @@
+//! Tool calling: the tools `ai` itself runs for a model on an HTTP provider, and how one call is
+//! checked and run. The bounded loop of rounds is in `turn::send`; the wire shapes are in each
+//! protocol's renderer and interpreter (`backend::http`).
+//!
+//! - [`kb`]: knowledge bases as tools (`--kb NAME --tools`);
+//! - [`json`]: JSON documents (`--data FILE.json`) and their generic tools;
+//! - [`file`]: domain tools declared in a tools file (`--tools-file FILE`);
+//! - [`schema`]: arguments checked against a tool's parameters.
+//!
+//! Nothing a model sends makes a call fail hard: arguments that are not JSON, an unknown tool,
+//! arguments that do not fit the schema, a tool that fails — each is an error result the model
+//! reads, and the loop goes on.
+
+pub(crate) mod file;
+pub(crate) mod json;
+pub(crate) mod kb;
+pub(crate) mod schema;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::cli::CallArgs;
+use crate::config::{Config, DEFAULT_MAX_ROUNDS};
+use crate::conversation::{ToolCall, ToolDef};
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::kb::Hit;
+
+/// A result longer than this is stored and sent cut, with a note saying so.
+pub(crate) const MAX_RESULT: usize = 32 * 1024;
+
+/// The generic tools over `--data` documents.
+pub(crate) const JSON_KEYS: &str = "json_keys";
+pub(crate) const JSON_VALUE: &str = "json_value";
+pub(crate) const JSON_FIND: &str = "json_find";
+
+/// What a call asked for, read once before anything is sent (files are read and checked here,
+/// so a bad one fails before a chat is touched).
+#[derive(Debug, Default)]
+pub(crate) struct Setup {
+    /// `--tools`: the knowledge bases as tools.
+    pub(crate) kb_tools: bool,
+    /// `--tools`, `--data` or `--tools-file` was given: only an HTTP provider can serve it.
+    pub(crate) asked: bool,
+    pub(crate) docs: Vec<json::Document>,
+    pub(crate) domain: file::Domain,
+    pub(crate) max_rounds: u32,
+}
+
+/// Read `--data`, `--tools-file` (or config `tools.file`) and the round limit.
+pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
+    let max_rounds = args
+        .tooling
+        .max_tool_rounds
+        .or(config.tools.max_rounds)
+        .unwrap_or(DEFAULT_MAX_ROUNDS)
+        .max(1);
+    if args.tooling.data.len() > 2 {
+        return Err(Error::usage(format!(
+            "--data was given {} times; it takes two documents at most (primary, secondary)",
+            args.tooling.data.len()
+        )));
+    }
+    let mut docs = Vec::new();
+    for (path, label) in args.tooling.data.iter().zip(["primary", "secondary"]) {
+        docs.push(json::Document {
+            label,
+            path: path.clone(),
+            value: json::read(path)?,
+        });
+    }
+    let file: Option<PathBuf> = args.tooling.tools_file.clone().or_else(|| {
+        (!docs.is_empty())
+            .then(|| config.tools.file.clone())
+            .flatten()
+    });
+    let domain = match &file {
+        Some(f) if docs.is_empty() => {
+            return Err(Error::usage(format!(
+                "the tools file {} needs a document to read: give one with --data FILE.json",
+                f.display()
+            )));
+        }
+        Some(f) => file::load(
+            f,
+            docs.len() > 1,
+            &[JSON_KEYS, JSON_VALUE, JSON_FIND, kb::LIST, kb::SEARCH],
+        )?,
+        None => file::Domain::default(),
+    };
+    Ok(Arc::new(Setup {
+        kb_tools: args.tooling.tools,
+        asked: args.tooling.tools
+            || !args.tooling.data.is_empty()
+            || args.tooling.tools_file.is_some(),
+        docs,
+        domain,
+        max_rounds,
+    }))
+}
+
+/// The providers that run tools, for the error a CLI backend gets.
+pub(crate) const PROVIDERS: &str = "openai, openrouter, azure, glm and other OpenAI-compatible servers, anthropic, gemini-api, ollama-api";
+
+/// The tools of one turn.
+pub(crate) struct Toolbox {
+    pub(crate) defs: Vec<ToolDef>,
+    pub(crate) max_rounds: u32,
+    setup: Arc<Setup>,
+    bases: Option<kb::Bases>,
+}
+
+/// One call, run.
+pub(crate) struct Ran {
+    pub(crate) content: String,
+    pub(crate) is_error: bool,
+    pub(crate) truncated: bool,
+    pub(crate) ms: u64,
+    /// The line shown on stderr: `searching notes for "backup" … 3 results`.
+    pub(crate) line: String,
+}
+
+impl Toolbox {
+    /// The tools of a turn: the knowledge bases `kb_names` (when they are tools), and the data
+    /// tools. `None` when there are none.
+    pub(crate) fn new(setup: &Arc<Setup>, kb_names: Option<Vec<String>>) -> Option<Toolbox> {
+        let mut defs = Vec::new();
+        let bases = kb_names.map(|names| {
+            defs.extend(kb::defs(&names));
+            kb::Bases::new(names)
+        });
+        if !setup.docs.is_empty() {
+            defs.extend(data_defs(setup));
+        }
+        for t in &setup.domain.tools {
+            defs.push(ToolDef {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: t.parameters.clone(),
+            });
+        }
+        (!defs.is_empty()).then(|| Toolbox {
+            defs,
+            max_rounds: setup.max_rounds,
+            setup: Arc::clone(setup),
+            bases,
+        })
+    }
+
+    /// Run one call. Never fails: what goes wrong is the result the model reads.
+    pub(crate) fn run(
+        &mut self,
+        ctx: &Ctx,
+        call: &ToolCall,
+        deadline: Option<Instant>,
+        sources: &mut Vec<Hit>,
+    ) -> Ran {
+        let started = Instant::now();
+        let name = crate::fmt::one_line(&call.name, 64);
+        let (result, line) = match self.dispatch(ctx, call, deadline, sources) {
+            Ok((text, line)) => ((text, false), line),
+            Err(why) => {
+                let line = format!("{name} … error: {}", crate::fmt::one_line(&why, 100));
+                ((why, true), line)
+            }
+        };
+        let (content, truncated) = cut(result.0);
+        Ran {
+            content,
+            is_error: result.1,
+            truncated,
+            ms: started.elapsed().as_millis() as u64,
+            line,
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        ctx: &Ctx,
+        call: &ToolCall,
+        deadline: Option<Instant>,
+        sources: &mut Vec<Hit>,
+    ) -> std::result::Result<(String, String), String> {
+        let Some(def) = self.defs.iter().find(|d| d.name == call.name) else {
+            let names: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "unknown tool {:?}; the tools are: {}",
+                crate::fmt::one_line(&call.name, 64),
+                names.join(", ")
+            ));
+        };
+        let args: Value = match serde_json::from_str(&call.arguments) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(other) => {
+                return Err(format!(
+                    "the arguments must be a JSON object, not {}",
+                    schema::kind(&other)
+                ));
+            }
+            Err(e) => return Err(format!("the arguments are not valid JSON: {e}")),
+        };
+        schema::check(&args, &def.parameters).map_err(|e| format!("invalid arguments: {e}"))?;
+        let setup = Arc::clone(&self.setup);
+        let docs = &setup.docs;
+        let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
+        match call.name.as_str() {
+            kb::LIST if self.bases.is_some() => {
+                let bases = self.bases.as_ref().ok_or_else(String::new)?;
+                let (text, n) = bases.list(ctx);
+                Ok((text, format!("listing knowledge bases … {n}")))
+            }
+            kb::SEARCH if self.bases.is_some() => {
+                let bases = self.bases.as_mut().ok_or_else(String::new)?;
+                let query = arg("query");
+                let which = args
+                    .get("collection_name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| (bases.names.len() == 1).then(|| bases.names[0].clone()))
+                    .unwrap_or_default();
+                let shown = format!(
+                    "searching {} for \"{}\"",
+                    crate::fmt::one_line(&which, 40),
+                    crate::fmt::one_line(query, 60)
+                );
+                let (text, n) = bases
+                    .search(ctx, &args, deadline, sources)
+                    .map_err(|e| e.to_string())?;
+                Ok((
+                    text,
+                    format!("{shown} … {n} result{}", if n == 1 { "" } else { "s" }),
+                ))
+            }
+            JSON_KEYS if !docs.is_empty() => {
+                let chosen = json::choose(docs, &args)?;
+                let path = arg("path");
+                let mut out = Vec::new();
+                let mut count = 0;
+                for d in chosen.iter().copied() {
+                    match json::keys(&d.value, path) {
+                        Ok((text, n)) => {
+                            count += n;
+                            out.push((d, text));
+                        }
+                        Err(e) if chosen.len() == 1 => return Err(e),
+                        Err(e) => out.push((d, e)),
+                    }
+                }
+                Ok((
+                    json::labelled(out),
+                    format!("json: keys {} … {count}", shown_path(path)),
+                ))
+            }
+            JSON_VALUE if !docs.is_empty() => {
+                let chosen = json::choose(docs, &args)?;
+                let path = arg("pointer");
+                let mut out = Vec::new();
+                let mut found = false;
+                for d in chosen.iter().copied() {
+                    match json::value(&d.value, path) {
+                        Ok(text) => {
+                            found = true;
+                            out.push((d, text));
+                        }
+                        Err(e) => out.push((d, e)),
+                    }
+                }
+                if !found {
+                    return Err(out.into_iter().map(|(_, e)| e).next().unwrap_or_default());
+                }
+                Ok((
+                    json::labelled(out),
+                    format!("json: {} … ok", shown_path(path)),
+                ))
+            }
+            JSON_FIND if !docs.is_empty() => {
+                let chosen = json::choose(docs, &args)?;
+                let text = arg("text");
+                if text.is_empty() {
+                    return Err("text: give the text to look for".into());
+                }
+                let max = args
+                    .get("max_results")
+                    .and_then(Value::as_u64)
+                    .map_or(50, |m| m.clamp(1, 500) as usize);
+                let mut out = Vec::new();
+                let mut total = 0;
+                for d in chosen.iter().copied() {
+                    let (t, n) = json::find(&d.value, text, max);
+                    total += n;
+                    out.push((d, t));
+                }
+                Ok((
+                    json::labelled(out),
+                    format!(
+                        "json: find \"{}\" … {total} path{}",
+                        crate::fmt::one_line(text, 60),
+                        if total == 1 { "" } else { "s" }
+                    ),
+                ))
+            }
+            name => {
+                let Some(tool) = setup.domain.tools.iter().find(|t| t.name == name) else {
+                    return Err(format!("the tool {name} is not available in this turn"));
+                };
+                let obj = args.as_object().cloned().unwrap_or_default();
+                match setup.domain.run(tool, docs, &obj) {
+                    Ok((text, pointer)) => Ok((text, format!("json: {pointer} … ok"))),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+}
+
+fn shown_path(p: &str) -> String {
+    let p = crate::fmt::one_line(p.trim(), 80);
+    if p.is_empty() { "/".to_owned() } else { p }
+}
+
+/// The generic data tools, each with a `document` argument.
+fn data_defs(setup: &Setup) -> Vec<ToolDef> {
+    let two = setup.docs.len() > 1;
+    let doc = json::document_property(two);
+    let which = if two {
+        "the primary and secondary JSON documents"
+    } else {
+        "the JSON document"
+    };
+    vec![
+        ToolDef {
+            name: JSON_KEYS.into(),
+            description: format!(
+                "The keys under a path of {which} (a JSON pointer such as /sql; / for the top), each with its type and size."
+            ),
+            parameters: json!({"type": "object", "properties": {
+                "path": {"type": "string", "description": "a JSON pointer, e.g. /sql; / for the top"},
+                "document": doc}, "required": ["path"]}),
+        },
+        ToolDef {
+            name: JSON_VALUE.into(),
+            description: format!(
+                "The value at a JSON pointer of {which} (e.g. /sql/abc123/elapsed). Long arrays and strings are summarized with counts."
+            ),
+            parameters: json!({"type": "object", "properties": {
+                "pointer": {"type": "string", "description": "a JSON pointer, e.g. /sql/abc123"},
+                "document": doc}, "required": ["pointer"]}),
+        },
+        ToolDef {
+            name: JSON_FIND.into(),
+            description: format!(
+                "The paths of {which} whose key or value contains a text (ignoring case)."
+            ),
+            parameters: json!({"type": "object", "properties": {
+                "text": {"type": "string", "description": "the text to look for"},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": 500},
+                "document": doc}, "required": ["text"]}),
+        },
+    ]
+}
+
+/// A result cut to [`MAX_RESULT`] bytes (at a character boundary), and whether it was.
+pub(crate) fn cut(mut text: String) -> (String, bool) {
+    if text.len() <= MAX_RESULT {
+        return (text, false);
+    }
+    let total = text.len();
+    let mut at = MAX_RESULT;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    text.push_str(&format!(
+        "\n… (cut: the result was {} KiB; {} KiB are kept. Ask for less, e.g. a deeper path.)",
+        total.div_ceil(1024),
+        MAX_RESULT / 1024
+    ));
+    (text, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_cut_at_a_character_boundary() {
+        let (t, cut_) = cut("é".repeat(MAX_RESULT));
+        assert!(cut_);
+        assert!(t.contains("(cut: the result was 64 KiB"));
+        let (t, cut_) = cut("short".into());
+        assert_eq!((t.as_str(), cut_), ("short", false));
+    }
+}
