@@ -33,7 +33,7 @@ pub(crate) struct Done {
     /// The notes a grounded answer was given.
     pub(crate) sources: Vec<crate::kb::Hit>,
     /// The tool calls run for it.
-    pub(crate) tool_calls: Vec<crate::turn::CallLog>,
+    pub(crate) tool_calls: Vec<crate::tools::CallLog>,
 }
 
 impl Present {
@@ -94,7 +94,7 @@ pub(crate) struct JsonReply<'a> {
     pub(crate) sources: Vec<crate::chat::record::SourceRef>,
     /// The tool calls run for the answer: name, arguments, ok or error, ms.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) tool_calls: &'a [crate::turn::CallLog],
+    pub(crate) tool_calls: &'a [crate::tools::CallLog],
     /// Only for several models at once: why this one failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,

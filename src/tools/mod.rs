@@ -381,6 +381,16 @@ pub(crate) fn cut(mut text: String) -> (String, bool) {
     (text, true)
 }
 
+/// One call as `--json` reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct CallLog {
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+    /// `ok` or `error`.
+    pub(crate) status: &'static str,
+    pub(crate) ms: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

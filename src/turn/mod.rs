@@ -15,7 +15,6 @@ mod prompt;
 mod send;
 mod types;
 
-pub(crate) use send::CallLog;
 pub(crate) use types::{Finished, Kind, Options, Target, Turn};
 
 use crate::ctx::Ctx;

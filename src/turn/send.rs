@@ -39,15 +39,7 @@ pub(super) struct Sent {
     pub(super) last_usage: Option<Usage>,
 }
 
-/// One call as `--json` reports it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct CallLog {
-    pub(crate) name: String,
-    pub(crate) arguments: String,
-    /// `ok` or `error`.
-    pub(crate) status: &'static str,
-    pub(crate) ms: u64,
-}
+use crate::tools::CallLog;
 
 /// Where each completed round goes: the chat (the persist step), or nowhere (`--no-chat`).
 /// Gets the round and the prompt of the turn (written with its first round).
