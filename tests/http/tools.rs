@@ -927,3 +927,73 @@ fn rounds_count_toward_the_85_percent_warning() {
     assert!(out.stderr.contains("% of the 1000"), "{}", out.stderr);
     let _ = &mut env;
 }
+
+#[test]
+fn bedrock_converse_tool_use_and_a_tool_result() {
+    let frames = vec![
+        br_event("messageStart", r#"{"role":"assistant"}"#),
+        br_event(
+            "contentBlockStart",
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"tooluse_1","name":"json_value"}}}"#,
+        ),
+        br_event(
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"pointer\":"}}}"#,
+        ),
+        br_event(
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"\"/sql/abc123/elapsed_ms\"}"}}}"#,
+        ),
+        br_event("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+        br_event(
+            "contentBlockStart",
+            r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"tooluse_2","name":"no_such_tool"}}}"#,
+        ),
+        br_event(
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{}"}}}"#,
+        ),
+        br_event("messageStop", r#"{"stopReason":"tool_use"}"#),
+        br_event(
+            "metadata",
+            r#"{"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}"#,
+        ),
+    ];
+    let s = Server::start(vec![
+        Reply::eventstream(&frames),
+        Reply::eventstream(&br_stream("1200 ms.", 5, 2)),
+    ]);
+    let env = Env::for_provider("bedrock", &s);
+    let d = doc(&env);
+    let out = env
+        .run(&[
+            "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0",
+            "--data",
+            &d,
+            "--json",
+            "how slow?",
+        ])
+        .success();
+    let j = out.json();
+    assert_eq!(j["reply"], "1200 ms.");
+    assert_eq!(j["usage"]["input"], 8, "usage summed over the rounds");
+    let first = s.requests()[0].json();
+    let spec = &first["toolConfig"]["tools"][0]["toolSpec"];
+    assert!(
+        spec["name"].is_string() && spec["inputSchema"]["json"].is_object(),
+        "{first}"
+    );
+    let m = s.requests()[1].json()["messages"].clone();
+    assert_eq!(
+        m[1]["content"][0],
+        json!({"toolUse": {"toolUseId": "tooluse_1", "name": "json_value",
+                           "input": {"pointer": "/sql/abc123/elapsed_ms"}}})
+    );
+    assert_eq!(
+        m[2]["content"][0],
+        json!({"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "1200"}]}})
+    );
+    let unknown = &m[2]["content"][1]["toolResult"];
+    assert_eq!(unknown["toolUseId"], "tooluse_2");
+    assert_eq!(unknown["status"], "error");
+}

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::calls::CallPart;
 use super::eventstream;
 use super::provider::Resolved;
 use super::{Bad, Built, ErrorBody, Piece};
@@ -23,6 +24,33 @@ struct Body<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<SystemBlock>,
     inference_config: InferenceConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<ToolConfig<'a>>,
+}
+
+/// `toolConfig`: the tools the model may call.
+#[derive(Serialize)]
+struct ToolConfig<'a> {
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireTool<'a> {
+    tool_spec: ToolSpec<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolSpec<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: InputSchema<'a>,
+}
+
+#[derive(Serialize)]
+struct InputSchema<'a> {
+    json: &'a Value,
 }
 
 #[derive(Serialize)]
@@ -128,6 +156,21 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         inference_config: InferenceConfig {
             max_tokens: p.max_tokens,
         },
+        tool_config: (!req.tools.is_empty()).then(|| ToolConfig {
+            tools: req
+                .tools
+                .iter()
+                .map(|d| WireTool {
+                    tool_spec: ToolSpec {
+                        name: &d.name,
+                        description: &d.description,
+                        input_schema: InputSchema {
+                            json: &d.parameters,
+                        },
+                    },
+                })
+                .collect(),
+        }),
     };
     let method = if stream {
         "converse-stream"
@@ -165,6 +208,10 @@ struct Event {
     #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
+    start: Option<Start>,
+    #[serde(default)]
+    content_block_index: Option<u64>,
+    #[serde(default)]
     stop_reason: Option<String>,
     #[serde(default)]
     usage: Option<WireUsage>,
@@ -173,9 +220,36 @@ struct Event {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Delta {
     #[serde(default)]
     text: Option<String>,
+    /// A piece of a tool call's input, as JSON text.
+    #[serde(default)]
+    tool_use: Option<InputPiece>,
+}
+
+#[derive(Deserialize)]
+struct InputPiece {
+    #[serde(default)]
+    input: Option<String>,
+}
+
+/// `contentBlockStart`: a tool call begins (its input follows in deltas).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Start {
+    #[serde(default)]
+    tool_use: Option<StartToolUse>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StartToolUse {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// One message of a ConverseStream reply.
@@ -204,15 +278,36 @@ pub(crate) fn event(msg: &eventstream::Message, out: &mut Vec<Piece>) -> Result<
         _ => {}
     }
     let kind = msg.header(":event-type").unwrap_or_default();
-    if !matches!(kind, "contentBlockDelta" | "messageStop" | "metadata") {
-        return Ok(()); // messageStart, contentBlockStart/Stop, and whatever is added later
+    if !matches!(
+        kind,
+        "contentBlockStart" | "contentBlockDelta" | "messageStop" | "metadata"
+    ) {
+        return Ok(()); // messageStart, contentBlockStop, and whatever is added later
     }
     let ev: Event = serde_json::from_slice(data)
         .map_err(|e| format!("a stream event is not valid JSON ({e})"))?;
     match kind {
+        "contentBlockStart" => {
+            if let Some(t) = ev.start.and_then(|s| s.tool_use) {
+                out.push(Piece::Call(CallPart {
+                    index: Some(ev.content_block_index.unwrap_or(0)),
+                    id: t.tool_use_id,
+                    name: t.name,
+                    ..CallPart::default()
+                }));
+            }
+        }
         "contentBlockDelta" => {
-            if let Some(t) = ev.delta.and_then(|d| d.text).filter(|t| !t.is_empty()) {
+            let Some(d) = ev.delta else { return Ok(()) };
+            if let Some(t) = d.text.filter(|t| !t.is_empty()) {
                 out.push(Piece::Text(t));
+            }
+            if let Some(input) = d.tool_use.and_then(|t| t.input) {
+                out.push(Piece::Call(CallPart {
+                    index: Some(ev.content_block_index.unwrap_or(0)),
+                    arguments: Some(input),
+                    ..CallPart::default()
+                }));
             }
         }
         "messageStop" => {
@@ -241,14 +336,31 @@ struct OutMessage {
     content: Vec<OutBlock>,
 }
 
-/// A content block: its text, when it is a text block (tool use and others have none).
+/// A content block: its text, or a tool call.
 #[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct OutBlock {
     #[serde(default)]
     text: Option<String>,
+    #[serde(default)]
+    tool_use: Option<OutToolUse>,
 }
 
-pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>, bool), Bad> {
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct OutToolUse {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+/// A whole Converse reply: its text, usage, whether it hit the token limit, and its tool calls.
+pub(crate) type WholeReply = (String, Option<Usage>, bool, Vec<CallPart>);
+
+pub(crate) fn whole(body: &[u8]) -> Result<WholeReply, Bad> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Output {
@@ -288,7 +400,26 @@ pub(crate) fn whole(body: &[u8]) -> Result<(String, Option<Usage>, bool), Bad> {
         output: u.output_tokens,
         cost_usd: None,
     });
-    Ok((text, usage, w.stop_reason.as_deref() == Some("max_tokens")))
+    let calls = output
+        .message
+        .content
+        .into_iter()
+        .filter_map(|b| b.tool_use)
+        .enumerate()
+        .map(|(i, t)| CallPart {
+            index: Some(i as u64),
+            id: t.tool_use_id,
+            name: t.name,
+            arguments: t.input.map(|v| v.to_string()),
+            ..CallPart::default()
+        })
+        .collect();
+    Ok((
+        text,
+        usage,
+        w.stop_reason.as_deref() == Some("max_tokens"),
+        calls,
+    ))
 }
 
 /// An error response: the type from `x-amzn-ErrorType` (`ThrottlingException:http://…`), the
@@ -559,9 +690,46 @@ mod tests {
 
     #[test]
     fn whole_reply() {
-        let (text, usage, cut) = whole(br#"{"output":{"message":{"role":"assistant","content":[{"text":"a"},{"text":"b"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":2}}"#).unwrap();
+        let (text, usage, cut, calls) = whole(br#"{"output":{"message":{"role":"assistant","content":[{"text":"a"},{"text":"b"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":2}}"#).unwrap();
         assert_eq!(text, "ab");
         assert_eq!(usage.unwrap().output, Some(2));
         assert!(!cut);
+        assert!(calls.is_empty());
+    }
+
+    #[test]
+    fn whole_reply_with_a_tool_use() {
+        let (text, _, _, calls) = whole(br#"{"output":{"message":{"role":"assistant","content":[{"text":"checking"},{"toolUse":{"toolUseId":"t1","name":"weather","input":{"city":"Paris"}}}]}},"stopReason":"tool_use"}"#).unwrap();
+        assert_eq!(text, "checking");
+        assert_eq!(calls[0].id.as_deref(), Some("t1"));
+        assert_eq!(calls[0].name.as_deref(), Some("weather"));
+        assert_eq!(calls[0].arguments.as_deref(), Some(r#"{"city":"Paris"}"#));
+    }
+
+    #[test]
+    fn streamed_tool_use_pieces() {
+        let mut out = Vec::new();
+        for (kind, json) in [
+            (
+                "contentBlockStart",
+                r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t9","name":"f"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"a\":1}"}}}"#,
+            ),
+        ] {
+            event(&ev(kind, json), &mut out).unwrap();
+        }
+        let mut asm = super::super::calls::Assembler::default();
+        for p in out {
+            if let Piece::Call(c) = p {
+                asm.add(c).unwrap();
+            }
+        }
+        let calls = asm.finish();
+        assert_eq!(calls.len(), 1);
+        assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("t9", "f"));
+        assert_eq!(calls[0].arguments, r#"{"a":1}"#);
     }
 }

@@ -176,9 +176,9 @@ fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
         Protocol::Anthropic => anthropic::whole(&bytes),
         Protocol::Gemini => gemini::whole(&bytes),
         Protocol::Ollama => ollama::whole(&bytes),
-        Protocol::Bedrock => bedrock::whole(&bytes).map(|(text, usage, cut)| {
+        Protocol::Bedrock => bedrock::whole(&bytes).map(|(text, usage, cut, calls)| {
             truncated = cut;
-            (text, usage, Vec::new())
+            (text, usage, calls)
         }),
     };
     let (text, usage, parts) = parsed.map_err(|bad| match bad {
