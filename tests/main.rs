@@ -50,6 +50,8 @@ mod run_confirm;
 mod serve;
 #[path = "suite/serve_limits.rs"]
 mod serve_limits;
+#[path = "suite/serve_page.rs"]
+mod serve_page;
 #[path = "suite/serve_stream.rs"]
 mod serve_stream;
 #[path = "suite/several.rs"]

@@ -229,7 +229,10 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
     // The child has ended: its place is free before the answer is on its way.
     drop(slot);
     match (&outcome.ending, done, error) {
-        (Ending::Exited(0), Some(answer), _) => conn.json(200, &answer, &[]),
+        (Ending::Exited(0), Some(mut answer), _) => {
+            with_html(&mut answer);
+            conn.json(200, &answer, &[]);
+        }
         (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
             let status = call_status(if *code == 0 { exit_code } else { *code });
             fail_with(
@@ -343,8 +346,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
     conn.close();
 }
 
-/// The end of a streamed call: `sources` (when the answer was grounded), then `done` with the
-/// reply rendered as HTML for the page (`html`).
+/// The end of a streamed call: `sources` (when the answer was grounded), then `done`.
 fn done_events(
     w: &mut impl std::io::Write,
     answer: &mut Map<String, Value>,
@@ -355,11 +357,16 @@ fn done_events(
     {
         write_event(w, "sources", &json!({ "sources": sources }))?;
     }
+    with_html(answer);
+    write_event(w, "done", answer)
+}
+
+/// The reply rendered as HTML (`html`), for the page: model text never becomes markup there.
+fn with_html(answer: &mut Map<String, Value>) {
     if let Some(reply) = answer.get("reply").and_then(Value::as_str) {
         let html = super::render::markdown(reply);
         answer.insert("html".into(), Value::String(html));
     }
-    write_event(w, "done", answer)
 }
 
 /// A place among the calls that may run at once, given back when dropped.
