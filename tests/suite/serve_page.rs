@@ -120,6 +120,11 @@ fn the_page_and_its_files_are_served_without_a_token_and_with_a_strict_policy() 
     );
     assert_eq!(a.status, 405);
     // The page of another host is refused like the API (DNS rebinding).
+    let a = raw(
+        s.port,
+        format!("GET / HTTP/1.1\r\nHost: evil.example:{}\r\n\r\n", s.port).as_bytes(),
+    );
+    assert_eq!(a.status, 421, "{a:?}");
 }
 
 #[test]
