@@ -48,6 +48,8 @@ mod prompts;
 mod run_confirm;
 #[path = "suite/serve.rs"]
 mod serve;
+#[path = "suite/serve_browser.rs"]
+mod serve_browser;
 #[path = "suite/serve_limits.rs"]
 mod serve_limits;
 #[path = "suite/serve_page.rs"]

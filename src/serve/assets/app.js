@@ -256,6 +256,7 @@ async function send(ev) {
   if (state.busy || !prompt.trim()) return;
   clearError();
   state.busy = true;
+  document.body.dataset.busy = '1';
   $('send').disabled = true;
   const box = $('messages');
   box.appendChild(userBubble(prompt));
@@ -282,11 +283,12 @@ async function send(ev) {
     b.d.appendChild(el('p', 'failure', 'error: ' + e.message + (e.hint ? ' (hint: ' + e.hint + ')' : '')));
     showError(e);
   } finally {
-    state.busy = false;
-    $('send').disabled = false;
     b.d.classList.remove('streaming');
   }
   await loadChats().catch(showError);
+  state.busy = false;
+  $('send').disabled = false;
+  document.body.dataset.busy = '0';
 }
 
 function rename() {
@@ -299,12 +301,17 @@ function rename() {
   $('title').after(input);
   input.focus();
   input.select();
+  let ended = false;
   const finish = async (save) => {
+    // Once: removing the focused input blurs it, which calls this again.
+    if (ended) return;
+    ended = true;
+    const to = input.value;
     input.remove();
     $('title').hidden = false;
-    if (!save || !input.value.trim()) return;
+    if (!save || !to.trim()) return;
     try {
-      const r = await api('POST', '/chats/' + encodeURIComponent(id) + '/rename', { to: input.value });
+      const r = await api('POST', '/chats/' + encodeURIComponent(id) + '/rename', { to });
       $('title').textContent = r.title;
       await loadChats();
     } catch (e) { showError(e); }
@@ -313,7 +320,7 @@ function rename() {
     if (e.key === 'Enter') { e.preventDefault(); finish(true); }
     if (e.key === 'Escape') finish(false);
   });
-  input.addEventListener('blur', () => { if (input.isConnected) finish(false); });
+  input.addEventListener('blur', () => finish(false));
 }
 
 let deleteArmed = null;
