@@ -21,7 +21,6 @@ pub(super) fn asset(conn: Conn, method: &str, path: &str) -> Option<Conn> {
     };
     match method {
         "GET" => conn.send(200, kind, body.as_bytes(), &[]),
-        "HEAD" => conn.send(200, kind, b"", &[]),
         _ => not_allowed(conn, "GET"),
     }
     None
