@@ -88,8 +88,26 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     let s = serve(&env, &["--token", TOKEN], &[]);
     let base = format!("http://127.0.0.1:{}", s.port);
 
+    // Without the token the page asks for it, and says when it is wrong.
+    browser.go(&format!("{base}/"));
+    browser.wait(
+        "the token form",
+        "return document.body.dataset.ready === 'login'",
+    );
+    browser.type_into("#token", "wrong-token-0123456789\u{E007}");
+    let refused = browser.wait(
+        "the refusal",
+        "const e = document.getElementById('error'); return !e.hidden && e.textContent",
+    );
+    assert!(
+        refused
+            .as_str()
+            .unwrap()
+            .contains("missing or wrong bearer token"),
+        "{refused}"
+    );
     // The token in the fragment is traded for a session, then taken out of the address.
-    browser.go(&format!("{base}/#token={TOKEN}"));
+    browser.go(&format!("{base}/?from=url#token={TOKEN}"));
     browser.wait("the page", "return document.body.dataset.ready === '1'");
     assert_eq!(browser.script("return location.hash", json!([])), "");
     assert_eq!(
