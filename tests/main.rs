@@ -48,8 +48,12 @@ mod prompts;
 mod run_confirm;
 #[path = "suite/serve.rs"]
 mod serve;
+#[path = "suite/serve_browser.rs"]
+mod serve_browser;
 #[path = "suite/serve_limits.rs"]
 mod serve_limits;
+#[path = "suite/serve_page.rs"]
+mod serve_page;
 #[path = "suite/serve_stream.rs"]
 mod serve_stream;
 #[path = "suite/several.rs"]

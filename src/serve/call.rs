@@ -38,6 +38,12 @@ struct Call {
     /// Answer with server-sent events as the reply streams.
     #[serde(default)]
     stream: bool,
+    /// Ground the answer in this knowledge base (`--kb NAME`).
+    #[serde(default)]
+    kb: Option<String>,
+    /// No knowledge base for this call, not even the chat's (`--no-kb`).
+    #[serde(default)]
+    no_kb: bool,
 }
 
 /// One line of `ai --json-stream`.
@@ -109,6 +115,32 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
     }
     if let Some(t) = call.timeout.filter(|t| t.is_finite() && *t > 0.0) {
         args.extend(["--timeout".into(), t.to_string()]);
+    }
+    match (&call.kb, call.no_kb) {
+        (Some(_), true) => {
+            return fail(
+                conn,
+                400,
+                "a call cannot have both kb and no_kb",
+                Some("send one of them"),
+            );
+        }
+        (Some(kb), false) => {
+            if !crate::config::kb::valid_name(kb) {
+                return fail(
+                    conn,
+                    400,
+                    &format!(
+                        "'{}' cannot name a knowledge base",
+                        crate::output::sanitize(kb)
+                    ),
+                    Some("GET /kb lists them"),
+                );
+            }
+            args.extend(["--kb".into(), kb.clone()]);
+        }
+        (None, true) => args.push("--no-kb".into()),
+        (None, false) => {}
     }
     if call.json_mode {
         args.push("json".into());
@@ -197,7 +229,10 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
     // The child has ended: its place is free before the answer is on its way.
     drop(slot);
     match (&outcome.ending, done, error) {
-        (Ending::Exited(0), Some(answer), _) => conn.json(200, &answer, &[]),
+        (Ending::Exited(0), Some(mut answer), _) => {
+            with_html(&mut answer);
+            conn.json(200, &answer, &[]);
+        }
         (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
             let status = call_status(if *code == 0 { exit_code } else { *code });
             fail_with(
@@ -247,9 +282,9 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
         let mut w = client;
         let sent = match serde_json::from_slice::<Line>(line) {
             Ok(Line::Delta { text }) => write_event(&mut w, "delta", &json!({"text": text})),
-            Ok(Line::Done { answer }) => {
+            Ok(Line::Done { mut answer }) => {
                 finished = true;
-                write_event(&mut w, "done", &answer)
+                done_events(&mut w, &mut answer)
             }
             Ok(Line::Error {
                 error,
@@ -309,6 +344,29 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
         );
     }
     conn.close();
+}
+
+/// The end of a streamed call: `sources` (when the answer was grounded), then `done`.
+fn done_events(
+    w: &mut impl std::io::Write,
+    answer: &mut Map<String, Value>,
+) -> std::io::Result<()> {
+    if let Some(sources) = answer
+        .get("sources")
+        .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        write_event(w, "sources", &json!({ "sources": sources }))?;
+    }
+    with_html(answer);
+    write_event(w, "done", answer)
+}
+
+/// The reply rendered as HTML (`html`), for the page: model text never becomes markup there.
+fn with_html(answer: &mut Map<String, Value>) {
+    if let Some(reply) = answer.get("reply").and_then(Value::as_str) {
+        let html = super::render::markdown(reply);
+        answer.insert("html".into(), Value::String(html));
+    }
 }
 
 /// A place among the calls that may run at once, given back when dropped.

@@ -18,6 +18,8 @@ pub(super) struct Head {
     pub(super) method: String,
     /// The path, without the query.
     pub(super) path: String,
+    /// The query, without its `?` (empty when there is none).
+    pub(super) query: String,
     headers: Vec<(String, String)>,
 }
 
@@ -194,6 +196,33 @@ impl Conn {
         }
     }
 
+    /// Answer with a body of this type (the page, its script and style, a note) and close.
+    pub(super) fn send(
+        mut self,
+        status: u16,
+        content_type: &str,
+        body: &[u8],
+        extra: &[(&str, &str)],
+    ) {
+        let mut head = status_line(status);
+        head.push_str(&format!(
+            "Content-Type: {content_type}\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+        for (k, v) in extra {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        let sent = self
+            .stream
+            .write_all(head.as_bytes())
+            .and_then(|()| self.stream.write_all(body))
+            .and_then(|()| self.stream.flush());
+        if sent.is_ok() {
+            self.close();
+        }
+    }
+
     /// Start an event stream (200); the events follow with [`Conn::event`].
     pub(super) fn start_events(&mut self) -> io::Result<()> {
         let mut head = status_line(200);
@@ -236,12 +265,53 @@ pub(super) fn write_event(w: &mut impl Write, name: &str, data: &impl Serialize)
     w.flush()
 }
 
+/// The Content-Security-Policy of every answer: the page's own script and style only (no
+/// inline script or style, nothing from elsewhere), requests only to this server, no framing.
+pub(super) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
+    frame-ancestors 'none'";
+
 /// Headers every answer carries.
 fn status_line(status: u16) -> String {
     format!(
-        "HTTP/1.1 {status} {}\r\nConnection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
+        "HTTP/1.1 {status} {}\r\nConnection: close\r\nCache-Control: no-store\r\n\
+         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\n\
+         Referrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n",
         reason(status)
     )
+}
+
+/// `%XX` escapes decoded (and `+` as a space when `plus` is set, as in a query); bytes that
+/// are not UTF-8 are replaced.
+pub(super) fn percent_decode(text: &str, plus: bool) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' if plus => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The first value of `name` in a query (`a=1&b=2`), decoded.
+pub(super) fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(k, true) == name).then(|| percent_decode(v, true))
+    })
 }
 
 /// Where the head ends: (length of the head, length with its blank line).
@@ -288,14 +358,12 @@ fn parse_head(bytes: &[u8]) -> Result<Head, ReadError> {
         }
         headers.push((name.to_owned(), value.trim().to_owned()));
     }
-    let path = target
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let target = target.split('#').next().unwrap_or_default();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     Ok(Head {
         method: method.to_owned(),
-        path,
+        path: path.to_owned(),
+        query: query.to_owned(),
         headers,
     })
 }
@@ -367,6 +435,25 @@ mod tests {
         ] {
             assert!(parse_head(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn queries_and_escapes_are_decoded() {
+        let h = parse_head(b"GET /kb/notes/search?q=a+b%20c&k=3#frag HTTP/1.1").unwrap();
+        assert_eq!(
+            (h.path.as_str(), h.query.as_str()),
+            ("/kb/notes/search", "q=a+b%20c&k=3")
+        );
+        assert_eq!(query_param(&h.query, "q").as_deref(), Some("a b c"));
+        assert_eq!(query_param(&h.query, "k").as_deref(), Some("3"));
+        assert_eq!(query_param(&h.query, "x"), None);
+        assert_eq!(query_param("flag", "flag").as_deref(), Some(""));
+        assert_eq!(percent_decode("%C3%BCber%2Fx+y", false), "über/x+y");
+        for odd in ["%", "%4", "%zz", "a%", "%%41", "%ff"] {
+            let _ = percent_decode(odd, true);
+        }
+        assert_eq!(percent_decode("%zz%4", true), "%zz%4");
+        assert_eq!(percent_decode("%%41", true), "%A");
     }
 
     #[test]

@@ -13,7 +13,11 @@ mod call;
 mod child;
 mod guard;
 mod http;
+mod notes;
+mod page;
+mod render;
 mod routes;
+mod session;
 
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -61,6 +65,8 @@ struct Shared {
     calls: AtomicUsize,
     /// Connections open now.
     connections: AtomicUsize,
+    /// The page's sessions (cookies traded for the token).
+    sessions: session::Sessions,
 }
 
 /// How long a connection may take to read an answer before it counts as gone.
@@ -98,6 +104,7 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         .map_err(|e| Error::backend(format!("cannot set up the listener: {e}")))?;
     // The one line scripts and tests wait for; shown even with -q.
     say(&format!("ai serve: listening on http://{addr}"));
+    ui.notice(&open_line(addr, token.as_deref(), opts.token_generated()));
     let shared = Arc::new(Shared {
         token,
         served: guard::Served { addr },
@@ -105,6 +112,7 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         limits: opts.limits,
         calls: AtomicUsize::new(0),
         connections: AtomicUsize::new(0),
+        sessions: session::Sessions::new(addr.port()),
     });
     accept_loop(&listener, &shared);
     // Interrupted: the calls under way were told to stop (the signal thread passed the signal
@@ -114,6 +122,24 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         std::thread::sleep(Duration::from_millis(20));
     }
     Err(Error::Interrupted)
+}
+
+/// `ai serve: open http://127.0.0.1:8765/#token=…`: the page, with a token `ai serve` made
+/// in the fragment (which a browser sends to no server and puts in no Referer). A token the
+/// user gave is not printed again: the page asks for it.
+fn open_line(addr: SocketAddr, token: Option<&str>, generated: bool) -> String {
+    let mut shown = addr;
+    if addr.ip().is_unspecified() {
+        shown.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    match token {
+        Some(t) if generated => format!("ai serve: open http://{shown}/#token={t}"),
+        Some(_) => format!("ai serve: open http://{shown}/ (the page asks for the token)"),
+        None => format!("ai serve: open http://{shown}/"),
+    }
 }
 
 /// The token clients must send: `--token`, else `AI_CLI_SERVER_TOKEN`, else a new one (printed).
@@ -228,6 +254,15 @@ fn dispatch(stream: TcpStream, shared: &Arc<Shared>) {
 
 /// A place among the open connections, given back when dropped.
 struct ConnectionSlot(Arc<Shared>);
+
+impl Options {
+    /// Will `ai serve` make the token (none given)?
+    fn token_generated(&self) -> bool {
+        !self.no_auth
+            && self.token.is_none()
+            && std::env::var("AI_CLI_SERVER_TOKEN").map_or(true, |t| t.is_empty())
+    }
+}
 
 impl Drop for ConnectionSlot {
     fn drop(&mut self) {

@@ -111,17 +111,58 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             _ => not_allowed(conn, "GET"),
         };
     }
-    if let Some(token) = &shared.token
-        && !guard::authorized(head.header("authorization"), token)
-    {
-        return fail(
-            conn,
-            401,
-            "missing or wrong bearer token",
-            Some("send Authorization: Bearer TOKEN"),
-        );
+    // The page itself, its script and its style hold no secret: they load before the token
+    // is traded for a session.
+    if let Some(conn) = super::page::asset(conn, method, &head.path) {
+        session_or_api(conn, &head, &segments, shared);
     }
-    match (method, segments.as_slice()) {
+}
+
+/// `POST /session`, and every endpoint that needs the token (or a session).
+fn session_or_api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
+    let method = head.method.as_str();
+    let bearer = shared
+        .token
+        .as_ref()
+        .is_none_or(|t| guard::authorized(head.header("authorization"), t));
+    if segments == ["session"] {
+        if method != "POST" {
+            return not_allowed(conn, "POST");
+        }
+        if !bearer {
+            return unauthorized(conn);
+        }
+        let Some((conn, _)) = json_body(conn, head) else {
+            return;
+        };
+        if shared.token.is_none() {
+            return conn.json(200, &json!({"session": false}), &[]);
+        }
+        let cookie = shared.sessions.open();
+        return conn.json(200, &json!({"session": true}), &[("Set-Cookie", &cookie)]);
+    }
+    if !bearer && !shared.sessions.valid(head.header("cookie")) {
+        return unauthorized(conn);
+    }
+    if segments.first() == Some(&"kb") {
+        return super::notes::route(conn, head, segments, shared);
+    }
+    api(conn, head, segments, shared);
+}
+
+fn unauthorized(conn: Conn) {
+    fail(
+        conn,
+        401,
+        "missing or wrong bearer token",
+        Some("send Authorization: Bearer TOKEN (or open the URL ai serve printed)"),
+    );
+}
+
+/// The chat and model endpoints.
+fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
+    let method = head.method.as_str();
+    match (method, segments) {
         ("GET", ["models"]) => management(conn, shared, &["list", "--json"], Shape::AsIs),
         ("GET", ["providers"]) => management(
             conn,
@@ -130,8 +171,8 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             Shape::AsIs,
         ),
         ("POST", ["call"]) => {
-            if let Some((conn, body)) = json_body(conn, &head) {
-                super::call::call(conn, &head, &body, shared);
+            if let Some((conn, body)) = json_body(conn, head) {
+                super::call::call(conn, head, &body, shared);
             }
         }
         ("GET", ["chats"]) => management(
@@ -160,7 +201,7 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             let Some(conn) = valid_id(conn, id) else {
                 return;
             };
-            let Some((conn, body)) = json_body(conn, &head) else {
+            let Some((conn, body)) = json_body(conn, head) else {
                 return;
             };
             #[derive(Deserialize)]
@@ -197,13 +238,13 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             404,
             "no such endpoint",
             Some(
-                "GET /health, /models, /providers, /chats, /chats/ID; POST /call, /chats/ID/rename; DELETE /chats/ID",
+                "GET /, /health, /models, /providers, /chats, /chats/ID, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /session, /call, /chats/ID/rename; DELETE /chats/ID",
             ),
         ),
     }
 }
 
-fn not_allowed(conn: Conn, allow: &str) {
+pub(super) fn not_allowed(conn: Conn, allow: &str) {
     fail_with(
         conn,
         405,
@@ -230,7 +271,7 @@ fn valid_id(conn: Conn, id: &str) -> Option<Conn> {
 }
 
 /// The body of a POST: JSON (checked before a byte of it is read), at most [`MAX_BODY`].
-fn json_body(mut conn: Conn, head: &Head) -> Option<(Conn, Vec<u8>)> {
+pub(super) fn json_body(mut conn: Conn, head: &Head) -> Option<(Conn, Vec<u8>)> {
     if !guard::is_json(head.header("content-type")) {
         fail(
             conn,
@@ -290,10 +331,38 @@ enum Shape {
 
 /// Run a quick `ai` command whose stdout is the answer (JSON), or whose failure is reported.
 fn management(conn: Conn, shared: &Shared, args: &[&str], shape: Shape) {
+    let Some((conn, out)) = run_ai(conn, shared, args) else {
+        return;
+    };
+    let answer = match shape {
+        Shape::Fixed(v) => v,
+        shape => match serde_json::from_slice::<Value>(&out) {
+            Ok(v) => reshape(v, shape),
+            Err(_) => return not_json(conn),
+        },
+    };
+    conn.json(200, &answer, &[]);
+}
+
+pub(super) fn not_json(conn: Conn) {
+    fail(
+        conn,
+        500,
+        "ai answered with something that is not JSON",
+        None,
+    );
+}
+
+/// Run `ai ARGS` to its end: its stdout when it succeeded; otherwise its failure is answered
+/// (with the CLI's error and hint) and `None` returned.
+pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn, Vec<u8>)> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     let running = match child::start(&shared.exe, &args, None, shared.limits.max_output) {
         Ok(r) => r,
-        Err(e) => return cannot_start(conn, &e),
+        Err(e) => {
+            cannot_start(conn, &e);
+            return None;
+        }
     };
     let max = shared.limits.max_output;
     let mut out = Vec::new();
@@ -309,7 +378,7 @@ fn management(conn: Conn, shared: &Shared, args: &[&str], shape: Shape) {
         },
     );
     match outcome.ending {
-        Ending::Exited(0) => {}
+        Ending::Exited(0) => Some((conn, out)),
         Ending::Exited(code) => {
             let (message, hint) = scraped(&outcome.stderr, code);
             let status = match code {
@@ -318,25 +387,14 @@ fn management(conn: Conn, shared: &Shared, args: &[&str], shape: Shape) {
                 75 => 409,
                 _ => 500,
             };
-            return fail_with(conn, status, &message, hint.as_deref(), Some(code), &[]);
+            fail_with(conn, status, &message, hint.as_deref(), Some(code), &[]);
+            None
         }
-        other => return ended_early(conn, &other, shared),
+        other => {
+            ended_early(conn, &other, shared);
+            None
+        }
     }
-    let answer = match shape {
-        Shape::Fixed(v) => v,
-        shape => match serde_json::from_slice::<Value>(&out) {
-            Ok(v) => reshape(v, shape),
-            Err(_) => {
-                return fail(
-                    conn,
-                    500,
-                    "ai answered with something that is not JSON",
-                    None,
-                );
-            }
-        },
-    };
-    conn.json(200, &answer, &[]);
 }
 
 fn reshape(v: Value, shape: Shape) -> Value {
@@ -371,6 +429,21 @@ fn reshape(v: Value, shape: Shape) -> Value {
                     Some("message" | "pending")
                 )
             });
+            // The page shows replies as markdown, rendered here where nothing in them can
+            // become markup (see `render`).
+            let messages = messages
+                .into_iter()
+                .map(|mut m| {
+                    let html = (m.get("role").and_then(Value::as_str) == Some("assistant"))
+                        .then(|| m.get("content").and_then(Value::as_str))
+                        .flatten()
+                        .map(super::render::markdown);
+                    if let (Some(html), Value::Object(fields)) = (html, &mut m) {
+                        fields.insert("html".into(), Value::String(html));
+                    }
+                    m
+                })
+                .collect();
             chat.insert("messages".into(), Value::Array(messages));
             chat.insert("records".into(), Value::Array(rest));
             Value::Object(chat)

@@ -44,6 +44,8 @@
 //!   Ollama embedding APIs with deterministic bag-of-words vectors (`embedding::vector`);
 //!   `embedding::hits(&server)` and `embedding::texts(&server)` tell what was asked.
 //! - **Terminal** (`pty.rs`): [`on_terminal`] runs `ai` on a pseudo-terminal and answers it.
+//! - **Browser** (`webdriver.rs`): `webdriver::Browser::start()` drives headless Chromium over
+//!   WebDriver (`go`, `click`, `type_into`, `script`, `wait`, `screenshot`).
 //! - **Waiting** (`wait.rs`): [`wait_for`] a condition, [`wait_for_file`], [`wait_gone`]; all
 //!   bounded, never a bare sleep.
 //!
@@ -59,6 +61,7 @@ mod pty;
 mod run;
 mod server;
 mod wait;
+pub mod webdriver;
 mod world;
 
 pub use chats::{echo_reply, generated_id, header, message, transcript};

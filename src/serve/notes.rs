@@ -1,0 +1,177 @@
+//! The knowledge-base endpoints, each running `ai kb … --json` as the chat endpoints run
+//! `ai chat …`:
+//!
+//! - `GET /kb`: `[{name, description, notes, embed, indexed}]`
+//! - `GET /kb/NAME/search?q=…&k=…`: the hits of `ai kb search`
+//! - `GET /kb/NAME/note/ID`: the note as an HTML page (markdown rendered, see [`super::render`]);
+//!   `?format=json` for `{kb, id, title, ordering, path, text, html}`. An ID may be a path in
+//!   the notes folder, slashes and all (so a relative link between notes leads to the other).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Shared;
+use super::http::{Conn, Head, percent_decode, query_param};
+use super::page::{NotePage, note_page};
+use super::render::markdown;
+use super::routes::{fail, not_allowed, not_json, run_ai};
+
+/// The most hits one search returns.
+const MAX_K: usize = 50;
+
+pub(super) fn route(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
+    if head.method != "GET" {
+        return not_allowed(conn, "GET");
+    }
+    match segments {
+        ["kb"] => list(conn, shared),
+        ["kb", name, "search"] => {
+            let Some(conn) = valid_name(conn, name) else {
+                return;
+            };
+            search(conn, head, &percent_decode(name, false), shared);
+        }
+        ["kb", name, "note", id @ ..] if !id.is_empty() => {
+            let Some(conn) = valid_name(conn, name) else {
+                return;
+            };
+            let id: Vec<String> = id.iter().map(|p| percent_decode(p, false)).collect();
+            note(
+                conn,
+                head,
+                &percent_decode(name, false),
+                &id.join("/"),
+                shared,
+            );
+        }
+        _ => fail(
+            conn,
+            404,
+            "no such endpoint",
+            Some("GET /kb, /kb/NAME/search?q=…, /kb/NAME/note/ID"),
+        ),
+    }
+}
+
+/// A knowledge base's name as the path gives it: what `ai kb add` accepts.
+fn valid_name(conn: Conn, name: &str) -> Option<Conn> {
+    let name = percent_decode(name, false);
+    if crate::config::kb::valid_name(&name) {
+        return Some(conn);
+    }
+    fail(
+        conn,
+        400,
+        &format!(
+            "'{}' cannot name a knowledge base",
+            crate::output::sanitize(&name)
+        ),
+        Some("GET /kb lists them"),
+    );
+    None
+}
+
+fn list(conn: Conn, shared: &Shared) {
+    #[derive(Deserialize, Serialize)]
+    struct Row {
+        name: String,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(default)]
+        notes: u64,
+        #[serde(default)]
+        embed: Option<String>,
+        #[serde(default)]
+        indexed: bool,
+    }
+    let Some((conn, out)) = run_ai(conn, shared, &["kb", "list", "--json"]) else {
+        return;
+    };
+    match serde_json::from_slice::<Vec<Row>>(&out) {
+        Ok(rows) => conn.json(200, &rows, &[]),
+        Err(_) => not_json(conn),
+    }
+}
+
+fn search(conn: Conn, head: &Head, name: &str, shared: &Shared) {
+    let query = query_param(&head.query, "q").unwrap_or_default();
+    if query.trim().is_empty() {
+        return fail(
+            conn,
+            400,
+            "the query is empty",
+            Some(&format!("GET /kb/{name}/search?q=what+you+look+for")),
+        );
+    }
+    if query.contains('\0') {
+        return fail(conn, 400, "the query holds a NUL character", None);
+    }
+    let k = match query_param(&head.query, "k").map(|k| k.parse::<usize>()) {
+        None => 5,
+        Some(Ok(k)) if (1..=MAX_K).contains(&k) => k,
+        Some(_) => {
+            return fail(
+                conn,
+                400,
+                &format!("k must be a number from 1 to {MAX_K}"),
+                None,
+            );
+        }
+    };
+    let k = k.to_string();
+    // After `--`, a query that starts with `-` is still the query.
+    let args = ["kb", "search", name, "-k", &k, "--json", "--", &query];
+    let Some((conn, out)) = run_ai(conn, shared, &args) else {
+        return;
+    };
+    match serde_json::from_slice::<Value>(&out) {
+        Ok(hits) => conn.json(200, &hits, &[]),
+        Err(_) => not_json(conn),
+    }
+}
+
+/// `ai kb show --json`.
+#[derive(Deserialize, Serialize)]
+struct Note {
+    kb: String,
+    id: String,
+    title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ordering: Option<String>,
+    path: String,
+    text: String,
+    #[serde(default)]
+    html: String,
+}
+
+fn note(conn: Conn, head: &Head, name: &str, id: &str, shared: &Shared) {
+    if id.contains(['\0', '\n', '\r']) || id.starts_with('-') {
+        return fail(
+            conn,
+            400,
+            &format!("'{}' is not a note ID", crate::output::sanitize(id)),
+            Some(&format!("GET /kb/{name}/search?q=… finds notes")),
+        );
+    }
+    let as_json = query_param(&head.query, "format").is_some_and(|f| f == "json");
+    let args = ["kb", "show", name, "--json", "--", id];
+    let Some((conn, out)) = run_ai(conn, shared, &args) else {
+        return;
+    };
+    let Ok(mut n) = serde_json::from_slice::<Note>(&out) else {
+        return not_json(conn);
+    };
+    n.html = markdown(&n.text);
+    if as_json {
+        return conn.json(200, &n, &[]);
+    }
+    let page = note_page(&NotePage {
+        kb: &n.kb,
+        id: &n.id,
+        title: &n.title,
+        ordering: n.ordering.as_deref(),
+        path: &n.path,
+        html: &n.html,
+    });
+    conn.send(200, "text/html; charset=utf-8", page.as_bytes(), &[]);
+}

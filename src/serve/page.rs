@@ -1,0 +1,100 @@
+//! The page: `GET /` (HTML), `/app.js` and `/app.css`, built into the binary (no CDN: it works
+//! offline), and the HTML page of one note. Nothing here is secret, so the assets are served
+//! without the token; the page trades the token in its URL's fragment for a session
+//! ([`super::session`]) and then calls the API.
+
+use super::http::Conn;
+use super::render::escape;
+use super::routes::not_allowed;
+
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/app.css");
+
+/// Answer a request for the page or one of its files; give the connection back otherwise.
+pub(super) fn asset(conn: Conn, method: &str, path: &str) -> Option<Conn> {
+    let (kind, body) = match path {
+        "/" | "/index.html" => ("text/html; charset=utf-8", INDEX),
+        "/app.js" => ("text/javascript; charset=utf-8", SCRIPT),
+        "/app.css" => ("text/css; charset=utf-8", STYLE),
+        _ => return Some(conn),
+    };
+    match method {
+        "GET" => conn.send(200, kind, body.as_bytes(), &[]),
+        _ => not_allowed(conn, "GET"),
+    }
+    None
+}
+
+/// What the page of a note shows.
+pub(super) struct NotePage<'a> {
+    pub(super) kb: &'a str,
+    pub(super) id: &'a str,
+    pub(super) title: &'a str,
+    pub(super) ordering: Option<&'a str>,
+    pub(super) path: &'a str,
+    /// The note rendered ([`super::render::markdown`]).
+    pub(super) html: &'a str,
+}
+
+/// A whole HTML page for one note, styled by `/app.css`; every text from the note escaped.
+pub(super) fn note_page(n: &NotePage<'_>) -> String {
+    let title = match n.ordering {
+        Some(o) => format!("{o} {}", n.title),
+        None => n.title.to_owned(),
+    };
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title} · {kb}</title>\n<link rel=\"icon\" href=\"data:,\">\n\
+         <link rel=\"stylesheet\" href=\"/app.css\">\n</head>\n<body class=\"note-page\">\n\
+         <header class=\"note-head\"><h1 id=\"note-title\">{title}</h1>\n\
+         <p class=\"note-meta\"><span class=\"kb\">{kb}</span> · <code>{id}</code> · {path}</p>\
+         </header>\n<article class=\"md note\" id=\"note\">\n{html}</article>\n</body>\n</html>\n",
+        title = escape(&title),
+        kb = escape(n.kb),
+        id = escape(n.id),
+        path = escape(n.path),
+        html = n.html,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_page_escapes_what_the_note_holds() {
+        let page = note_page(&NotePage {
+            kb: "notes",
+            id: "a\"><script>",
+            title: "<b>T</b>",
+            ordering: Some("01_<i>"),
+            path: "x/<y>.md",
+            html: "<p>ok</p>",
+        });
+        assert!(!page.contains("<script>") && !page.contains("<b>") && !page.contains("<i>"));
+        assert!(page.contains("<title>01_&lt;i&gt; &lt;b&gt;T&lt;/b&gt; · notes</title>"));
+        assert!(page.contains("<p>ok</p>"));
+    }
+
+    #[test]
+    fn the_assets_use_no_inline_script_or_style() {
+        assert!(INDEX.contains("<script src=\"/app.js\""));
+        assert!(!INDEX.contains("<script>") && !INDEX.contains("style=\""));
+        assert!(!INDEX.contains("<style"));
+        for handler in [
+            "onclick=",
+            "onload=",
+            "onsubmit=",
+            "onerror=",
+            "javascript:",
+        ] {
+            assert!(
+                !INDEX.contains(handler) && !SCRIPT.contains(handler),
+                "{handler}"
+            );
+        }
+        assert!(!SCRIPT.contains("eval(") && !SCRIPT.contains("new Function"));
+    }
+}

@@ -1,0 +1,195 @@
+//! Markdown to HTML for the page, on the server, with pulldown-cmark: replies and notes come
+//! from models and from files, so nothing in them may become markup of its own. Raw HTML in
+//! the markdown is shown as text (escaped, never passed through), and link and image URLs are
+//! kept only when they are http, https, mailto or relative: a `javascript:` or `data:` link
+//! becomes its text alone. The page's Content-Security-Policy is the second wall.
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html};
+
+/// `text` (markdown) as HTML that carries no markup from the text itself.
+pub(crate) fn markdown(text: &str) -> String {
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+    // A link or image whose URL is refused: its tags are left out, its text kept.
+    let mut dropped: Vec<bool> = Vec::new();
+    let events = Parser::new_ext(text, options).filter_map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let ok = safe_url(&dest_url);
+            dropped.push(!ok);
+            ok.then_some(Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }))
+        }
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let ok = safe_url(&dest_url);
+            dropped.push(!ok);
+            ok.then_some(Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }))
+        }
+        Event::End(end @ (TagEnd::Link | TagEnd::Image)) => {
+            (!dropped.pop().unwrap_or(false)).then_some(Event::End(end))
+        }
+        Event::InlineMath(t) | Event::DisplayMath(t) => Some(Event::Code(t)),
+        other => Some(other),
+    });
+    let mut out = String::with_capacity(text.len() * 3 / 2);
+    html::push_html(&mut out, events);
+    out
+}
+
+/// Is this URL one a link may carry? http, https and mailto, or a relative URL (no scheme).
+/// Read as a browser reads it: leading spaces and control characters, and tabs and newlines
+/// anywhere, do not count, so `java\tscript:` is still `javascript:`.
+pub(crate) fn safe_url(url: &str) -> bool {
+    let cleaned: String = url
+        .trim_start_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let Some(end) = cleaned.find([':', '/', '?', '#', '\\']) else {
+        return true;
+    };
+    if !cleaned[end..].starts_with(':') {
+        return true;
+    }
+    let scheme = cleaned[..end].to_ascii_lowercase();
+    matches!(scheme.as_str(), "http" | "https" | "mailto")
+}
+
+/// Escape text for an HTML text node or a quoted attribute.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_becomes_html() {
+        let h = markdown("# T\n\n- a\n- b\n\n```rust\nfn x() {}\n```\n\n|a|b|\n|-|-|\n|1|2|\n");
+        assert!(h.contains("<h1>T</h1>"), "{h}");
+        assert!(h.contains("<li>a</li>"), "{h}");
+        assert!(h.contains("<code class=\"language-rust\">fn x() {}"), "{h}");
+        assert!(h.contains("<table>") && h.contains("<td>2</td>"), "{h}");
+        let l = markdown("[a](https://x.org/?q=1&r=2) [b](other.md) <mailto:me@x.org>");
+        assert!(
+            l.contains("<a href=\"https://x.org/?q=1&amp;r=2\">a</a>"),
+            "{l}"
+        );
+        assert!(l.contains("<a href=\"other.md\">b</a>"), "{l}");
+        assert!(l.contains("href=\"mailto:me@x.org\""), "{l}");
+    }
+
+    #[test]
+    fn raw_html_is_text() {
+        for evil in [
+            "<script>alert(1)</script>",
+            "hi <img src=x onerror=alert(1)> there",
+            "<div onclick=\"x()\">\n\nblock\n\n</div>",
+            "<iframe src=\"https://evil\"></iframe>",
+            "`ok` <svg/onload=alert(1)>",
+        ] {
+            let h = markdown(evil);
+            assert!(!h.contains("<script"), "{h}");
+            assert!(!h.contains("<img"), "{h}");
+            assert!(!h.contains("<div"), "{h}");
+            assert!(!h.contains("<iframe"), "{h}");
+            assert!(!h.contains("<svg"), "{h}");
+            assert!(h.contains("&lt;"), "{h}");
+        }
+    }
+
+    #[test]
+    fn unsafe_urls_lose_their_link() {
+        for evil in [
+            "[x](javascript:alert(1))",
+            "[x](JavaScript:alert(1))",
+            "[x]( javascript:alert(1))",
+            "[x](java&#9;script:alert(1))",
+            "[x](java&#10;script:alert(1))",
+            "[x](&#x6A;avascript:alert(1))",
+            "[x](data:text/html,<script>alert(1)</script>)",
+            "[x](vbscript:msgbox)",
+            "<javascript:alert(1)>",
+            "[x][r]\n\n[r]: javascript:alert(1)",
+        ] {
+            let h = markdown(evil);
+            assert!(!h.contains("<a"), "{evil}: {h}");
+            assert!(!h.to_ascii_lowercase().contains("href"), "{evil}: {h}");
+        }
+        let img = markdown("![alt text](javascript:alert(1)) ![ok](pic.png)");
+        assert!(
+            img.contains("alt text") && !img.contains("javascript"),
+            "{img}"
+        );
+        assert!(img.contains("<img src=\"pic.png\" alt=\"ok\""), "{img}");
+    }
+
+    #[test]
+    fn urls() {
+        for ok in [
+            "https://a.b",
+            "http://a",
+            "HTTPS://A",
+            "mailto:a@b",
+            "note.md",
+            "/kb/x/note/1",
+            "#top",
+            "?q=1",
+            "a/b:c",
+            "",
+        ] {
+            assert!(safe_url(ok), "{ok}");
+        }
+        for bad in [
+            "javascript:x",
+            "\u{1}javascript:x",
+            "j\na\tvascript:x",
+            "data:x",
+            "file:///etc/passwd",
+            "vbscript:x",
+        ] {
+            assert!(!safe_url(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            escape("<a href=\"x\">'&"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
+    }
+}
