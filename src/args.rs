@@ -109,6 +109,11 @@ pub(crate) struct CallArgs {
     /// No knowledge base for this call (not the chat's, nor config "kb.default").
     #[arg(long, conflicts_with = "kb")]
     pub(crate) no_kb: bool,
+
+    /// A conversation at the terminal: each line you type is one turn of the chat (`ai -i
+    /// MODEL`, `ai chat ID -i`).
+    #[arg(short = 'i', long)]
+    pub(crate) interactive: bool,
 }
 
 fn parse_secs(s: &str) -> std::result::Result<Duration, String> {
