@@ -52,6 +52,8 @@ mod serve;
 mod serve_limits;
 #[path = "suite/serve_stream.rs"]
 mod serve_stream;
+#[path = "suite/session.rs"]
+mod session;
 #[path = "suite/several.rs"]
 mod several;
 #[path = "suite/terminal.rs"]
