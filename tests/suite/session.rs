@@ -302,7 +302,7 @@ fn chat_id_i_continues_that_chat() {
     term.send("\x04");
     let (code, screen) = term.finish();
     assert_eq!(code, Some(0), "{screen}");
-    assert_eq!(env.chat_ids(), [id.clone()]);
+    assert_eq!(env.chat_ids(), vec![id.clone()]);
     assert_eq!(env.messages(&id).len(), 4);
 }
 
