@@ -434,3 +434,119 @@ fn what_a_session_cannot_take_is_refused() {
     }
     assert!(env.chat_ids().is_empty());
 }
+
+/// A knowledge base `notes` of two notes.
+fn notes(env: &Env) {
+    let dir = env.path("notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("coffee.md"),
+        "# Coffee\n\nWe brew coffee with a French press.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tea.md"),
+        "# Tea\n\nGreen tea steeps for two minutes.\n",
+    )
+    .unwrap();
+    env.run(&["kb", "add", "notes", dir.to_str().unwrap()])
+        .success();
+}
+
+#[test]
+fn kb_grounds_the_turns_and_the_chat_remembers_it() {
+    let env = Env::echo();
+    notes(&env);
+    let mut term = Terminal::start(&env, "-i --kb notes");
+    let welcome = term.expect(PROMPT);
+    assert!(
+        welcome.contains("knowledge bases: notes (2 notes)"),
+        "{welcome}"
+    );
+    let grounded = say(&mut term, "how do we brew coffee?", PROMPT);
+    assert!(grounded.contains("Sources:"), "{grounded}");
+    let missing = say(&mut term, "/kb nosuchbase", PROMPT);
+    assert!(missing.contains("error:"), "{missing}");
+    let off = say(&mut term, "/kb off", PROMPT);
+    assert!(off.contains("no knowledge base from now on"), "{off}");
+    let plain = say(&mut term, "and tea?", PROMPT);
+    assert!(!plain.contains("Sources:"), "{plain}");
+    let which = say(&mut term, "/kb", PROMPT);
+    assert!(which.contains("no knowledge base is used"), "{which}");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    let id = env.chat_ids().pop().unwrap();
+    let messages = env.messages(&id);
+    assert!(!messages[1]["sources"].as_array().unwrap().is_empty());
+    assert!(messages[3]["sources"].is_null() || messages[3]["sources"] == serde_json::json!([]));
+    assert_eq!(
+        env.header(&id)["kb"],
+        serde_json::json!(null),
+        "/kb off is remembered"
+    );
+}
+
+#[test]
+fn a_failed_turn_is_reported_and_the_session_goes_on() {
+    let env = Env::new();
+    env.write_config(r#"{"default_alias":"sonnet"}"#);
+    env.exit_code("claude", 1);
+    env.stderr("claude", "quota exceeded\n");
+    let mut term = Terminal::start(&env, "-i");
+    term.expect("sonnet> ");
+    let failed = say(&mut term, "first try", "sonnet> ");
+    assert!(failed.contains("error:"), "{failed}");
+    assert!(failed.contains("ai chat retry"), "{failed}");
+    env.exit_code("claude", 0);
+    env.reply("claude", "it works now\n");
+    let ok = say(&mut term, "second try", "sonnet> ");
+    assert!(ok.contains("it works now"), "{ok}");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    // One chat: the failed prompt kept as pending, then the turn that worked.
+    let records = env.only_chat();
+    assert!(
+        records.iter().any(|r| r["type"] == "pending"),
+        "{records:#?}"
+    );
+}
+
+#[test]
+fn a_history_that_cannot_be_written_is_said_once_and_the_session_goes_on() {
+    let env = Env::echo();
+    std::fs::create_dir_all(env.home.join("history")).unwrap();
+    let mut term = Terminal::start(&env, "-i");
+    term.expect(PROMPT);
+    let first = say(&mut term, "one", PROMPT);
+    assert!(first.contains("cannot write the history file"), "{first}");
+    let second = say(&mut term, "two", PROMPT);
+    assert!(
+        !second.contains("cannot write the history file"),
+        "{second}"
+    );
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(env.only_messages().len(), 4);
+}
+
+#[test]
+fn reply_i_and_a_named_chat() {
+    let env = Env::echo();
+    let mut term = Terminal::start(&env, "--chat plans -i");
+    term.expect(PROMPT);
+    say(&mut term, "first", PROMPT);
+    term.send("\x04");
+    assert_eq!(term.finish().0, Some(0));
+    assert_eq!(env.chat_ids(), vec!["plans".to_owned()]);
+    // `ai reply -i` continues the most recent chat: that one.
+    let mut term = Terminal::start(&env, "reply -i");
+    let welcome = term.expect(PROMPT);
+    assert!(welcome.contains("chat plans (1 exchange)"), "{welcome}");
+    say(&mut term, "second", PROMPT);
+    term.send("\x04");
+    assert_eq!(term.finish().0, Some(0));
+    assert_eq!(env.messages("plans").len(), 4);
+}
