@@ -100,6 +100,8 @@ pub(crate) fn run(
         label: String::new(),
     };
     let view = session.view()?;
+    // A model that cannot answer (its CLI missing, no key) is said now, not at the first line.
+    backend::check(&view.route, &session.ctx.config)?;
     session.label = view.route.label.clone();
     let mut editor = Editor::new(session.ctx.home.dir.join(HISTORY_FILE))?;
     session.welcome(&view);

@@ -550,3 +550,14 @@ fn reply_i_and_a_named_chat() {
     assert_eq!(term.finish().0, Some(0));
     assert_eq!(env.messages("plans").len(), 4);
 }
+
+#[test]
+fn a_model_that_cannot_answer_is_said_before_the_session_starts() {
+    // An HTTP provider without its key: nothing could be sent.
+    let env = Env::echo();
+    env.write_config(r#"{"default_alias":"openai:gpt-4o"}"#);
+    let (code, screen) = on_terminal(&env, "-i", "");
+    assert_ne!(code, Some(0), "{screen}");
+    assert!(screen.contains("error:"), "{screen}");
+    assert!(!screen.contains("> "), "{screen}");
+}
