@@ -2,6 +2,10 @@
 //! and what is typed never reach stdout, which carries only the replies. Line editing, a
 //! history kept in the `ai` home (mode 0600), bracketed paste (a pasted block is one message),
 //! and a trailing `\` to go on on the next line.
+//!
+//! Cost: rustyline (default features off) and this module add about 230 KB to the release
+//! binary (7.04 MB → 7.28 MB); a plain `ai MODEL "…"` never reaches this code and starts as
+//! fast as before (300 runs of `ai --no-chat echo x`: 0.54 s before, 0.53–0.66 s after, noise).
 
 use std::path::PathBuf;
 
