@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb tools data= tools-file= max-tool-rounds= h/help V/version
+    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= max-tool-rounds= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -44,6 +44,7 @@ complete -c ai -n "__fish_ai_needs_command" -l no-stdin -d 'Do not read standard
 complete -c ai -n "__fish_ai_needs_command" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_needs_command" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_needs_command" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_needs_command" -s i -l interactive -d 'A conversation at the terminal: each line you type is one turn of the chat (`ai -i MODEL`, `ai chat ID -i`)'
 complete -c ai -n "__fish_ai_needs_command" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ai -n "__fish_ai_needs_command" -s V -l version -d 'Print version'
@@ -87,6 +88,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s i -l interactive -d 'A conversation at the terminal: each line you type is one turn of the chat (`ai -i MODEL`, `ai chat ID -i`)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "list" -d 'List chats, most recently used first'
@@ -139,6 +141,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s i -l interactive -d 'A conversation at the terminal: each line you type is one turn of the chat (`ai -i MODEL`, `ai chat ID -i`)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from compact" -l keep -d 'Exchanges to keep as they are' -r
@@ -185,6 +188,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l no-stdin -d 'Do not read
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand reply" -s i -l interactive -d 'A conversation at the terminal: each line you type is one turn of the chat (`ai -i MODEL`, `ai chat ID -i`)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand serve" -l host -d 'Address to listen on' -r

@@ -110,6 +110,11 @@ pub(crate) struct CallArgs {
     #[arg(long, conflicts_with = "kb")]
     pub(crate) no_kb: bool,
 
+    /// A conversation at the terminal: each line you type is one turn of the chat (`ai -i
+    /// MODEL`, `ai chat ID -i`).
+    #[arg(short = 'i', long)]
+    pub(crate) interactive: bool,
+
     /// Tool calling: --tools, --data, --tools-file, --max-tool-rounds.
     #[command(flatten)]
     pub(crate) tooling: Box<ToolArgs>,

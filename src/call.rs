@@ -185,7 +185,7 @@ pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> 
 }
 
 /// The most recently used chat, for `ai reply`.
-fn last_chat(ctx: &Ctx) -> Result<String> {
+pub(crate) fn last_chat(ctx: &Ctx) -> Result<String> {
     let path = ctx.home.dir.join("last_chat");
     let id = std::fs::read_to_string(&path)
         .unwrap_or_default()
@@ -199,7 +199,7 @@ fn last_chat(ctx: &Ctx) -> Result<String> {
 }
 
 /// A short title: the prompt words, else the first non-empty line of the prompt.
-fn title_of(words: &str, prompt: &str) -> String {
+pub(crate) fn title_of(words: &str, prompt: &str) -> String {
     let source = if words.trim().is_empty() {
         prompt
     } else {

@@ -30,6 +30,7 @@ mod reserved;
 mod route;
 mod sanitize;
 mod serve;
+mod session;
 mod several;
 mod signal;
 mod target;
@@ -93,6 +94,18 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     let literal_from = |words: &[String]| words.len().saturating_sub(words_after_dashdash);
     let ui = Ui::new(cli.call.quiet);
     match cli.command {
+        // `-i`: a session of turns (nothing of its line editor runs otherwise).
+        None if cli.call.interactive => {
+            session::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words))
+        }
+        Some(Command::Chat {
+            action: None,
+            call,
+            words,
+        }) if call.interactive => session::run(Entry::Chat, &call, &words, literal_from(&words)),
+        Some(Command::Reply { call, words }) if call.interactive => {
+            session::run(Entry::Reply, &call, &words, literal_from(&words))
+        }
         None => call::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words)),
         // Options written before a command word were moved after it (`cli::hoist_options`), so
         // a command's options are its own; only the global `-q` is also seen at the top.

@@ -46,6 +46,17 @@ impl Ui {
         }
     }
 
+    /// Text the user asked for (the session's `/help` and answers to its commands): shown even
+    /// with `-q`, cleaned like a notice.
+    pub(crate) fn say(&self, msg: &str) {
+        let _ = writeln!(
+            io::stderr().lock(),
+            "{}{}",
+            self.line_start(),
+            sanitize(msg)
+        );
+    }
+
     /// A warning, silenced by `-q`; cleaned like a notice.
     pub(crate) fn warn(&self, msg: &str) {
         if !self.quiet {

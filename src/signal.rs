@@ -130,6 +130,19 @@ pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Forget a Ctrl+C that has been dealt with, so that the next one is a first one again: the
+/// interactive session (`ai -i`) stops one reply per Ctrl+C and goes on. `false` when another
+/// signal (SIGTERM, SIGHUP, SIGQUIT) was received: that one is kept, and the caller ends.
+pub(crate) fn forget_interrupt() -> bool {
+    match SIGNAL.compare_exchange(libc::SIGINT, 0, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) | Err(0) => {
+            INTERRUPTED.store(false, Ordering::SeqCst);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
 /// The exit code of a call ended by a signal: 128 + its number (130 when none was seen, as when
 /// a backend reported the interruption itself).
 pub(crate) fn exit_code() -> i32 {

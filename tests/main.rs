@@ -56,6 +56,8 @@ mod serve_limits;
 mod serve_page;
 #[path = "suite/serve_stream.rs"]
 mod serve_stream;
+#[path = "suite/session.rs"]
+mod session;
 #[path = "suite/several.rs"]
 mod several;
 #[path = "suite/terminal.rs"]

@@ -43,7 +43,8 @@
 //! - **Embeddings** (`embedding.rs`): `embedding::server()` answers the OpenAI, Gemini and
 //!   Ollama embedding APIs with deterministic bag-of-words vectors (`embedding::vector`);
 //!   `embedding::hits(&server)` and `embedding::texts(&server)` tell what was asked.
-//! - **Terminal** (`pty.rs`): [`on_terminal`] runs `ai` on a pseudo-terminal and answers it.
+//! - **Terminal** (`pty.rs`): [`on_terminal`] runs `ai` on a pseudo-terminal and answers it;
+//!   [`Terminal`] drives one step by step (`send` keys, `expect` what the screen shows).
 //! - **Browser** (`webdriver.rs`): `webdriver::Browser::start()` drives headless Chromium over
 //!   WebDriver (`go`, `click`, `type_into`, `script`, `wait`, `screenshot`).
 //! - **Waiting** (`wait.rs`): [`wait_for`] a condition, [`wait_for_file`], [`wait_gone`]; all
@@ -71,7 +72,7 @@ pub use http::{
     es_frame, event, gm_chunk, oa_end, oa_stream, oa_text, ol_done, ol_text,
 };
 pub use proc::{DEADLINE, Proc};
-pub use pty::on_terminal;
+pub use pty::{Terminal, on_terminal};
 // `Cmd` is named by helpers that take a call being built, even when no test does yet.
 #[allow(unused_imports)]
 pub use run::Cmd;
