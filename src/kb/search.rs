@@ -218,3 +218,31 @@ mod tests {
         assert_eq!(fts_query(&t, 4), None);
     }
 }
+
+#[cfg(test)]
+mod timing {
+    /// By hand: `AI_KB_INDEX=/path/NAME.sqlite cargo test --lib kb_timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn kb_timing() {
+        let Some(path) = std::env::var_os("AI_KB_INDEX") else {
+            return;
+        };
+        let conn = rusqlite::Connection::open(path).unwrap();
+        let q = std::env::var("AI_KB_QUERY").unwrap_or_else(|_| "backup tape sicherung".into());
+        let terms = super::terms(&q);
+        for (table, min) in [("words", 1), ("grams", 3)] {
+            let fq = super::fts_query(&terms, min).unwrap();
+            for sql in [
+                format!("SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY bm25({table}, 3.0, 2.0, 1.0) LIMIT 25"),
+                format!("SELECT rowid FROM {table} WHERE {table} MATCH ?1 LIMIT 25"),
+                format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"),
+            ] {
+                let t = std::time::Instant::now();
+                let mut st = conn.prepare(&sql).unwrap();
+                let n = st.query_map([&fq], |_| Ok(())).unwrap().count();
+                eprintln!("{:8.1} ms {n:6} {sql} [{fq}]", t.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+    }
+}
