@@ -422,8 +422,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;kb;search' {
-            [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'How many notes')
-            [CompletionResult]::new('--k', '--k', [CompletionResultType]::ParameterName, 'How many notes')
+            [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'How many notes (1 to 1000)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')

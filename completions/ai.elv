@@ -384,8 +384,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;kb;search'= {
-            cand -k 'How many notes'
-            cand --k 'How many notes'
+            cand -k 'How many notes (1 to 1000)'
             cand --json 'Print JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'

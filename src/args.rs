@@ -291,9 +291,10 @@ pub(crate) enum KbAction {
         /// The query.
         #[arg(required = true, num_args = 1.., value_name = "QUERY")]
         query: Vec<String>,
-        /// How many notes.
-        #[arg(short, long, value_name = "N", default_value_t = 5)]
-        k: usize,
+        /// How many notes (1 to 1000).
+        #[arg(short = 'k', value_name = "N", default_value_t = 5,
+              value_parser = clap::value_parser!(u16).range(1..=1000))]
+        k: u16,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -48,7 +48,7 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             query,
             k,
             json,
-        } => search(&ctx, &name, &query.join(" "), k, json),
+        } => search(&ctx, &name, &query.join(" "), usize::from(k), json),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
         KbAction::Remove { name } => remove(&ctx, &name),
     }
@@ -155,7 +155,7 @@ fn skipped_notice(ctx: &Ctx, s: &sync::SkipCounts) {
         (s.excluded, "excluded"),
         (s.unsupported, "not text"),
         (s.large, "too large"),
-        (s.links, "links to folders"),
+        (s.links, "links not followed"),
         (s.binary, "binary"),
         (s.unreadable, "unreadable"),
         (s.duplicate, "duplicate ID"),
@@ -380,7 +380,7 @@ fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()
     }
     let searcher = Searcher::open(&ctx.home, &ctx.config, name, &ctx.ui)?;
     let deadline = std::time::Instant::now().checked_add(ctx.config.timeout);
-    let hits = searcher.search(query, k, deadline)?;
+    let hits = searcher.search(query, k, deadline, &ctx.ui)?;
     if json {
         return print_json(&hits);
     }
@@ -425,7 +425,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let row = ix
         .conn
         .query_row(
-            "SELECT id, title, ordering, path FROM notes WHERE id = ?1 OR path = ?1 LIMIT 1",
+            "SELECT id, title, ordering, path FROM notes WHERE id = ?1 OR path = ?1
+             ORDER BY id = ?1 DESC LIMIT 1",
             [id],
             |r| {
                 Ok((
@@ -445,15 +446,24 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
         })?;
     let (id, title, ordering, path) = row;
     let file = base.path.join(&path);
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        Error::not_found(format!(
+    let bytes = std::fs::read(&file).map_err(|e| {
+        let e = Error::not_found(format!(
             "note {id} of {name} is indexed but its file cannot be read ({}): {e}",
             file.display()
-        ))
-        .hint(format!(
-            "bring the index up to date with: ai kb sync {name}"
-        ))
+        ));
+        if base.path.is_dir() {
+            e.hint(format!(
+                "bring the index up to date with: ai kb sync {name}"
+            ))
+        } else {
+            e.hint(format!(
+                "the folder {} is gone: restore it, or: ai kb remove {name}",
+                base.path.display()
+            ))
+        }
     })?;
+    // Read as the index reads it: UTF-8, else each odd byte as Windows-1252.
+    let text = kb::scan::decode(&bytes).into_owned();
     if json {
         #[derive(Serialize)]
         struct Note<'a> {

@@ -83,7 +83,11 @@ pub(crate) fn retrieve(
     deadline: Option<Instant>,
     ui: &Ui,
 ) -> Result<Vec<Hit>> {
-    let k = config.kb.top_k.unwrap_or(DEFAULT_TOP_K).max(1);
+    let k = config
+        .kb
+        .top_k
+        .unwrap_or(DEFAULT_TOP_K)
+        .clamp(1, super::search::MAX_K);
     if vectors {
         return super::retrieve(home, config, names, query, k, deadline, ui);
     }

@@ -45,10 +45,10 @@ pub(crate) fn unknown(config: &Config, name: &str) -> Error {
     let known: Vec<&str> = config.kb.bases.keys().map(String::as_str).collect();
     let e = Error::not_found(format!("no knowledge base named {name}"));
     if known.is_empty() {
-        e.hint("add one with: ai kb add NAME PATH")
+        e.hint("add one with: ai kb add NAME PATH (--no-kb leaves knowledge bases out of a call)")
     } else {
         e.hint(format!(
-            "knowledge bases: {} (ai kb list; add one with: ai kb add NAME PATH)",
+            "knowledge bases: {} (ai kb list; add one with: ai kb add NAME PATH; --no-kb leaves them out of a call)",
             known.join(", ")
         ))
     }
@@ -89,13 +89,26 @@ impl Searcher {
         Ok(Searcher { index, embedder })
     }
 
+    /// Hybrid search; when the embedding provider cannot answer, a warning and keywords only
+    /// (a grounded turn still gets its notes).
     pub(crate) fn search(
         &self,
         query: &str,
         k: usize,
         deadline: Option<Instant>,
+        ui: &Ui,
     ) -> Result<Vec<Hit>> {
-        search::search(&self.index, query, k, self.embedder.as_ref(), deadline)
+        match search::search(&self.index, query, k, self.embedder.as_ref(), deadline) {
+            Err(e @ Error::Backend { .. }) if self.embedder.is_some() => {
+                ui.warn(&format!(
+                    "{}; searching {} by keywords only",
+                    e.to_string().trim_end_matches('.'),
+                    self.index.name
+                ));
+                search::search(&self.index, query, k, None, deadline)
+            }
+            other => other,
+        }
     }
 }
 
@@ -112,7 +125,7 @@ pub(crate) fn retrieve(
     let mut all = Vec::new();
     for name in names {
         let s = Searcher::open(home, config, name, ui)?;
-        all.extend(s.search(query, k, deadline)?);
+        all.extend(s.search(query, k, deadline, ui)?);
     }
     if names.len() > 1 {
         all.sort_by(|a, b| b.score.total_cmp(&a.score));

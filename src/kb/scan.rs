@@ -324,22 +324,39 @@ pub(crate) fn is_binary(head: &[u8]) -> bool {
     let control = |b: &u8| matches!(b, 0x01..=0x08 | 0x0e..=0x1a | 0x1c..=0x1f | 0x7f);
     let mut bad = 0usize;
     // A character cut in two at the end of the head adds at most 3: noise against the tenth.
+    // Bytes that are not UTF-8 but Latin-1 letters and signs (0xA0–0xFF) are text.
     for chunk in head.utf8_chunks() {
-        bad += chunk.valid().bytes().filter(control).count() + chunk.invalid().len();
+        bad += chunk.valid().bytes().filter(control).count()
+            + chunk.invalid().iter().filter(|b| **b < 0xa0).count();
     }
     bad * 10 > head.len()
 }
 
-/// A text file's content as text: UTF-8 when it is (a leading BOM kept; `note::read` drops it),
-/// else Latin-1, which every byte string is — German notes from older editors read right.
+/// A text file's content as text: UTF-8 where it is (a leading BOM kept; `note::read` drops it);
+/// each byte that is not UTF-8 read as Windows-1252, so a Latin-1 note reads right and one stray
+/// byte in a UTF-8 note (a `\x92` apostrophe pasted from elsewhere) spoils only itself.
 pub(crate) fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.into(),
-        Err(_) => bytes
-            .iter()
-            .map(|&b| char::from(b))
-            .collect::<String>()
-            .into(),
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        out.extend(chunk.invalid().iter().map(|&b| cp1252(b)));
+    }
+    out.into()
+}
+
+/// A byte as Windows-1252 (Latin-1 with printable characters in 0x80–0x9F).
+fn cp1252(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž',
+        '\u{8f}', '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}',
+        'ž', 'Ÿ',
+    ];
+    match b {
+        0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
     }
 }
 

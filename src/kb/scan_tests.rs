@@ -314,6 +314,10 @@ fn binary_or_text() {
         decode(&latin1),
         "Größe: Übung macht den Meister, sagt man in der Schule."
     );
+    // One stray Windows-1252 byte in a UTF-8 note spoils only itself.
+    let mut mixed = "grüße, ".as_bytes().to_vec();
+    mixed.extend_from_slice(b"it\x92s fine");
+    assert_eq!(decode(&mixed), "grüße, it’s fine");
     assert!(matches!(
         decode("ä".as_bytes()),
         std::borrow::Cow::Borrowed("ä")

@@ -82,6 +82,86 @@ fn fts_query(terms: &[String], min_chars: usize) -> Option<String> {
     (!quoted.is_empty()).then(|| quoted.join(" OR "))
 }
 
+/// Notes a search returns, at most (`-k`, `kb.top_k`).
+pub(crate) const MAX_K: usize = 1000;
+
+/// A word in more than this share of the passages says little about any of them (1/N).
+const COMMON: u64 = 3;
+/// Words rarer than this (in passages) are also searched inside longer words (the trigram
+/// index): `sicherung` in "Datenbanksicherung". A common word is found as itself already.
+const RARE: u64 = 200;
+
+/// Which terms go to which index. BM25 must score every passage a term is in, so a term found
+/// in a third of all passages costs much and ranks little: it is left out when rarer terms
+/// remain. Only rare terms are looked for inside compounds.
+fn plan(ix: &Index, terms: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    if terms.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    ix.conn
+        .execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.words_terms USING fts5vocab(main, words, 'row')",
+        )
+        .map_err(|e| ix.damaged(&e))?;
+    let total = ix.count("SELECT count(*) FROM chunks")?.max(1);
+    let mut st = ix
+        .conn
+        .prepare_cached("SELECT doc FROM temp.words_terms WHERE term = ?1")
+        .map_err(|e| ix.damaged(&e))?;
+    let mut df = Vec::with_capacity(terms.len());
+    for t in terms {
+        let n: i64 = st
+            .query_row([strip_marks(t)], |r| r.get(0))
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(0),
+                e => Err(e),
+            })
+            .map_err(|e| ix.damaged(&e))?;
+        df.push(n.max(0) as u64);
+    }
+    let telling: Vec<String> = terms
+        .iter()
+        .zip(&df)
+        .filter(|(_, d)| **d * COMMON <= total)
+        .map(|(t, _)| t.clone())
+        .collect();
+    let words = if telling.is_empty() {
+        terms.to_vec()
+    } else {
+        telling
+    };
+    let grams = terms
+        .iter()
+        .zip(&df)
+        .filter(|(t, d)| **d < RARE && t.chars().count() >= 4)
+        .map(|(t, _)| t.clone())
+        .collect();
+    Ok((words, grams))
+}
+
+/// Latin letters without their marks, as the `unicode61` tokenizer folds them (`läuft` is
+/// indexed as `lauft`), for looking terms up in its vocabulary.
+fn strip_marks(term: &str) -> String {
+    term.chars()
+        .map(|c| match c {
+            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',
+            'ç' | 'ć' | 'č' => 'c',
+            'ď' => 'd',
+            'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ė' | 'ę' | 'ě' => 'e',
+            'ì' | 'í' | 'î' | 'ï' | 'ī' | 'į' => 'i',
+            'ñ' | 'ń' | 'ň' => 'n',
+            'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => 'o',
+            'ř' => 'r',
+            'ś' | 'š' | 'ş' => 's',
+            'ť' | 'ţ' => 't',
+            'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' | 'ų' => 'u',
+            'ý' | 'ÿ' => 'y',
+            'ź' | 'ż' | 'ž' => 'z',
+            c => c,
+        })
+        .collect()
+}
+
 /// Chunk IDs best first, by BM25 (title and heading weigh more than body text).
 fn bm25(ix: &Index, table: &str, query: &str, limit: usize) -> Result<Vec<i64>> {
     let mut st = ix
@@ -108,13 +188,15 @@ pub(crate) fn search(
     if k == 0 {
         return Ok(Vec::new());
     }
+    let k = k.min(MAX_K);
     let depth = (k * 5).max(25);
     let terms = terms(query);
+    let (words, grams) = plan(ix, &terms)?;
     let mut lists: Vec<(f64, Vec<i64>)> = Vec::with_capacity(3);
-    if let Some(q) = fts_query(&terms, 1) {
+    if let Some(q) = fts_query(&words, 1) {
         lists.push((W_WORDS, bm25(ix, "words", &q, depth)?));
     }
-    if let Some(q) = fts_query(&terms, 3) {
+    if let Some(q) = fts_query(&grams, 3) {
         lists.push((W_GRAMS, bm25(ix, "grams", &q, depth)?));
     }
     let dims: usize = ix
@@ -159,7 +241,7 @@ pub(crate) fn search(
              FROM chunks c JOIN notes n ON n.n = c.note WHERE c.c = ?1",
         )
         .map_err(|e| ix.damaged(&e))?;
-    let mut hits: Vec<Hit> = Vec::with_capacity(k);
+    let mut hits: Vec<Hit> = Vec::with_capacity(k.min(64));
     let mut notes_taken = std::collections::HashSet::new();
     for (c, score) in ranked {
         if hits.len() >= k {
@@ -234,14 +316,19 @@ mod timing {
         for (table, min) in [("words", 1), ("grams", 3)] {
             let fq = super::fts_query(&terms, min).unwrap();
             for sql in [
-                format!("SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY bm25({table}, 3.0, 2.0, 1.0) LIMIT 25"),
+                format!(
+                    "SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY bm25({table}, 3.0, 2.0, 1.0) LIMIT 25"
+                ),
                 format!("SELECT rowid FROM {table} WHERE {table} MATCH ?1 LIMIT 25"),
                 format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"),
             ] {
                 let t = std::time::Instant::now();
                 let mut st = conn.prepare(&sql).unwrap();
                 let n = st.query_map([&fq], |_| Ok(())).unwrap().count();
-                eprintln!("{:8.1} ms {n:6} {sql} [{fq}]", t.elapsed().as_secs_f64() * 1000.0);
+                eprintln!(
+                    "{:8.1} ms {n:6} {sql} [{fq}]",
+                    t.elapsed().as_secs_f64() * 1000.0
+                );
             }
         }
     }

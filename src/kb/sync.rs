@@ -209,8 +209,17 @@ pub(crate) fn run(
             counts.unchanged += 1;
             continue;
         }
-        let Some(note) = read_entry(entry, &mut counts.skipped) else {
-            continue;
+        let note = match read_entry(entry, &mut counts.skipped) {
+            Read::Note(n) => n,
+            Read::Skipped => continue,
+            // A file that could not be read this time keeps what the index has of it: a
+            // passing error must not delete a note (and its vectors).
+            Read::Failed => {
+                if let Some(id) = by_path.get(entry.rel.as_str()) {
+                    seen.insert((*id).to_owned());
+                }
+                continue;
+            }
         };
         if seen.contains(&note.id) {
             counts.skipped.duplicate += 1;
@@ -272,10 +281,8 @@ pub(crate) fn run(
             .meta("dimensions")?
             .and_then(|d| d.parse::<usize>().ok())
             .unwrap_or(0);
-        let side = vectors::file(&ix.path);
-        let stale =
-            counts.embedded > 0 || counts.deleted > 0 || counts.updated > 0 || !side.exists();
-        if dims > 0 && stale {
+        // Whatever changed the vectors (this sync, or one that died before its rebuild).
+        if dims > 0 && !vectors::is_current(&ix)? {
             vectors::rebuild(&ix, dims)?;
         }
     }
@@ -304,7 +311,12 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
             show(&wanted)
         ))
         .hint(format!(
-            "rebuild it with the new model: ai kb sync --full {}",
+            "rebuild it {}: ai kb sync --full {}",
+            if wanted.is_some() {
+                "with the new model"
+            } else {
+                "without embeddings"
+            },
             ix.name
         )));
     }
@@ -357,25 +369,34 @@ fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
     Ok(out)
 }
 
-/// Read and identify a file; `None` (counted) when it cannot be a note.
-fn read_entry(entry: &Entry, skipped: &mut SkipCounts) -> Option<Note> {
+/// What reading a file gave.
+enum Read {
+    Note(Note),
+    /// Not a note (any more): too large, binary. Counted.
+    Skipped,
+    /// Could not be read this time. Counted.
+    Failed,
+}
+
+/// Read and identify a file.
+fn read_entry(entry: &Entry, skipped: &mut SkipCounts) -> Read {
     let bytes = match std::fs::read(&entry.path) {
         Ok(b) => b,
         Err(_) => {
             skipped.unreadable += 1;
-            return None;
+            return Read::Failed;
         }
     };
     if bytes.len() as u64 > scan::MAX_FILE_BYTES {
         skipped.large += 1;
-        return None;
+        return Read::Skipped;
     }
     if scan::is_binary(&bytes[..bytes.len().min(8192)]) {
         skipped.binary += 1;
-        return None;
+        return Read::Skipped;
     }
     let text = scan::decode(&bytes);
-    Some(note::read(&entry.rel, &text, entry.kind))
+    Read::Note(note::read(&entry.rel, &text, entry.kind))
 }
 
 fn begin(ix: &Index) -> Result<Transaction<'_>> {

@@ -32,6 +32,19 @@ pub(crate) fn generation(index: &Index) -> Result<u64> {
         .unwrap_or(0))
 }
 
+/// Whether the side file holds the index's current vectors (else a sync rebuilds it).
+pub(crate) fn is_current(index: &Index) -> Result<bool> {
+    let Ok(mut f) = File::open(file(&index.path)) else {
+        return Ok(false);
+    };
+    let mut head = [0u8; HEADER];
+    if f.read_exact(&mut head).is_err() || &head[..8] != MAGIC {
+        return Ok(false);
+    }
+    let file_gen = u64::from_le_bytes(head[8..16].try_into().unwrap_or_default());
+    Ok(file_gen == generation(index)?)
+}
+
 /// Mark the vectors changed (inside the caller's transaction).
 pub(crate) fn bump(index: &Index) -> Result<()> {
     let next = generation(index)? + 1;

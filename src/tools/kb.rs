@@ -131,7 +131,7 @@ impl Bases {
             return Err(format!("cannot search {name}"));
         };
         let hits = searcher
-            .search(query, k, deadline)
+            .search(query, k, deadline, &ctx.ui)
             .map_err(|e| format!("search failed: {}", e))?;
         if hits.is_empty() {
             return Ok((

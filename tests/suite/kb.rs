@@ -714,3 +714,75 @@ fn an_embedded_knowledge_base_refuses_another_model() {
         .json();
     assert_eq!(stats["embed"], "openai:text-embedding-3-large");
 }
+
+#[test]
+fn an_old_vector_side_file_is_rebuilt_by_the_next_sync() {
+    let s = embedding::server();
+    let env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let side = env.home.join("kb/notes.vectors");
+    let old = std::fs::read(&side).unwrap();
+    std::fs::write(
+        dir.join(NOTES[3].0),
+        "# Espresso\n\nNow with a lever machine.\n",
+    )
+    .unwrap();
+    env.run(&["kb", "sync", "notes"]).success();
+    let current = std::fs::read(&side).unwrap();
+    assert_ne!(old, current);
+    // A rebuild that died (or failed) left the old file: a sync with nothing to do mends it.
+    std::fs::write(&side, &old).unwrap();
+    env.run(&["kb", "sync", "notes"]).success();
+    assert_eq!(std::fs::read(&side).unwrap(), current);
+}
+
+#[test]
+fn search_falls_back_to_keywords_when_embeddings_cannot_be_had() {
+    let s = embedding::server();
+    let mut env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    env.set("OPENAI_BASE_URL", &format!("{}/v1", closed_port_url()));
+    let out = env
+        .run(&["kb", "search", "notes", "espresso", "--json"])
+        .success();
+    assert_eq!(out.json()[0]["id"], "d4e5f6071");
+    assert!(out.stderr.contains("by keywords only"), "{}", out.stderr);
+}
+
+#[test]
+fn k_is_bounded_and_show_prefers_an_id_and_reads_latin1() {
+    let env = Env::echo();
+    let dir = zettel(&env);
+    // A front-matter ID that is another note's path.
+    std::fs::write(
+        dir.join("decoy.md"),
+        "---\nid: 02_002_Espresso_d4e5f6071.md\n---\n# Decoy\n\nnot this one\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("alt.md"),
+        b"# Gr\xfc\xdfe\n\nSch\xf6ne Gr\xfc\xdfe aus K\xf6ln.\n",
+    )
+    .unwrap();
+    add(&env, &dir);
+    env.run(&["kb", "search", "notes", "x", "-k", "0"]).code(2);
+    env.run(&["kb", "search", "notes", "x", "-k", "100000000000"])
+        .code(2);
+    let show = env
+        .run(&["kb", "show", "notes", "02_002_Espresso_d4e5f6071.md"])
+        .success();
+    assert!(
+        show.stdout.contains("not this one"),
+        "the ID wins: {}",
+        show.stdout
+    );
+    let show = env.run(&["kb", "show", "notes", "alt.md"]).success();
+    assert!(
+        show.stdout.contains("Schöne Grüße aus Köln."),
+        "{}",
+        show.stdout
+    );
+    assert_eq!(ids(&search(&env, "grüße"))[0], "alt.md");
+}
