@@ -306,6 +306,7 @@ mod timing {
     /// By hand: `AI_KB_INDEX=/path/NAME.sqlite cargo test --lib kb_timing -- --ignored --nocapture`.
     #[test]
     #[ignore]
+    #[allow(clippy::print_stderr)]
     fn kb_timing() {
         let Some(path) = std::env::var_os("AI_KB_INDEX") else {
             return;
