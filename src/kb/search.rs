@@ -162,6 +162,23 @@ fn strip_marks(term: &str) -> String {
         .collect()
 }
 
+/// A term searched inside longer words counts when it is in fewer passages than this.
+const SUBSTRING_CAP: usize = 500;
+
+/// Whether `query` matches fewer than `cap` passages (stops counting at `cap`).
+fn matches_fewer(ix: &Index, table: &str, query: &str, cap: usize) -> Result<bool> {
+    let mut st = ix
+        .conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ?1 LIMIT ?2)"
+        ))
+        .map_err(|e| ix.damaged(&e))?;
+    let n: i64 = st
+        .query_row(params![query, cap as i64], |r| r.get(0))
+        .map_err(|e| ix.damaged(&e))?;
+    Ok((n as usize) < cap)
+}
+
 /// Chunk IDs best first, by BM25 (title and heading weigh more than body text).
 fn bm25(ix: &Index, table: &str, query: &str, limit: usize) -> Result<Vec<i64>> {
     let mut st = ix
@@ -196,7 +213,17 @@ pub(crate) fn search(
     if let Some(q) = fts_query(&words, 1) {
         lists.push((W_WORDS, bm25(ix, "words", &q, depth)?));
     }
-    if let Some(q) = fts_query(&grams, 3) {
+    // Inside longer words, only what is found in few passages: a substring found everywhere
+    // (`work` in "network") ranks nothing and would make BM25 score every passage.
+    let mut inside = Vec::with_capacity(grams.len());
+    for t in grams {
+        if let Some(q) = fts_query(std::slice::from_ref(&t), 3)
+            && matches_fewer(ix, "grams", &q, SUBSTRING_CAP)?
+        {
+            inside.push(t);
+        }
+    }
+    if let Some(q) = fts_query(&inside, 3) {
         lists.push((W_GRAMS, bm25(ix, "grams", &q, depth)?));
     }
     let dims: usize = ix
