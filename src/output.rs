@@ -101,6 +101,14 @@ pub(crate) enum StreamLine<'a> {
     Delta {
         text: &'a str,
     },
+    /// A tool call that ran (`line` is what stderr shows for it).
+    Tool {
+        name: &'a str,
+        arguments: &'a str,
+        status: &'a str,
+        ms: u64,
+        line: &'a str,
+    },
     Error {
         error: &'a str,
         hint: Option<&'a str>,

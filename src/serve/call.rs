@@ -53,6 +53,11 @@ enum Line {
     Delta {
         text: String,
     },
+    /// A tool call that ran: passed on as it is.
+    Tool {
+        #[serde(flatten)]
+        call: Map<String, Value>,
+    },
     Done {
         #[serde(flatten)]
         answer: Map<String, Value>,
@@ -220,8 +225,9 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                     hint,
                     exit_code,
                 }) => error = Some((e, hint, exit_code)),
-                // The pieces are not kept: the done line holds the whole reply.
-                Ok(Line::Delta { .. }) | Err(_) => {}
+                // The pieces are not kept: the done line holds the whole reply (and its
+                // tool_calls).
+                Ok(Line::Delta { .. } | Line::Tool { .. }) | Err(_) => {}
             }
             Flow::Go
         },
@@ -282,6 +288,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
         let mut w = client;
         let sent = match serde_json::from_slice::<Line>(line) {
             Ok(Line::Delta { text }) => write_event(&mut w, "delta", &json!({"text": text})),
+            Ok(Line::Tool { call }) => write_event(&mut w, "tool", &call),
             Ok(Line::Done { mut answer }) => {
                 finished = true;
                 done_events(&mut w, &mut answer)

@@ -138,6 +138,15 @@ pub(super) fn send(
             if present != Present::Collect {
                 ctx.ui.notice(&ran.line);
             }
+            if crate::output::json_stream() {
+                let _ = crate::output::print_line(&crate::output::StreamLine::Tool {
+                    name: &call.name,
+                    arguments: &call.arguments,
+                    status: if ran.is_error { "error" } else { "ok" },
+                    ms: ran.ms,
+                    line: &ran.line,
+                });
+            }
             log.push(CallLog {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),

@@ -997,3 +997,35 @@ fn bedrock_converse_tool_use_and_a_tool_result() {
     assert_eq!(unknown["toolUseId"], "tooluse_2");
     assert_eq!(unknown["status"], "error");
 }
+
+#[test]
+fn json_stream_reports_each_tool_call_as_a_line() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_calls(&[(
+            0,
+            "call_1",
+            "json_value",
+            "{\"pointer\":\"/sql/abc123/elapsed_ms\"}",
+        )])]),
+        Reply::sse(&[&oa_stream("1200 ms.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let d = doc(&env);
+    let out = env
+        .run(&["--json-stream", "openai:gpt-test", "--data", &d, "slow?"])
+        .success();
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tool = lines
+        .iter()
+        .find(|l| l["type"] == "tool")
+        .unwrap_or_else(|| panic!("no tool line: {}", out.stdout));
+    assert_eq!(tool["name"], "json_value");
+    assert_eq!(tool["status"], "ok");
+    assert!(tool["line"].as_str().unwrap().contains("/sql/abc123"));
+    assert_eq!(lines.last().unwrap()["type"], "done");
+    assert_eq!(lines.last().unwrap()["tool_calls"][0]["name"], "json_value");
+}

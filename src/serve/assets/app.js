@@ -235,6 +235,12 @@ async function stream(body, b) {
         text += ev.data.text || '';
         b.body.textContent = text; // plain text while it streams
         scrollDown();
+      } else if (ev.name === 'tool') {
+        // One line per tool call as it runs (searching notes for "…" … 3 results).
+        const t = el('div', 'tool' + (ev.data.status === 'error' ? ' failed' : ''));
+        t.textContent = ev.data.line || ev.data.name || '';
+        b.d.insertBefore(t, b.body);
+        scrollDown();
       } else if (ev.name === 'sources') {
         sources = ev.data.sources || [];
       } else if (ev.name === 'done') {
