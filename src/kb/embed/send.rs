@@ -169,7 +169,7 @@ impl Job {
                     "{} cannot give {model} vectors of {d} dimensions ({detail})",
                     p.name
                 ))
-                .hint("leave out --dimensions, or give a size the model supports");
+                .hint("leave out \"dimensions\" (ai kb add --dimensions, or kb.bases.NAME.dimensions in config.json), or give a size the model supports");
             }
             if client && too_long.iter().any(|t| lower.contains(t)) {
                 return Error::backend(format!(
@@ -217,7 +217,7 @@ impl Job {
         ));
         match shape {
             Shape::Dimensions { got, .. } => e.hint(format!(
-                "the server ignored the size asked for: use --dimensions {got}, or leave it out"
+                "the server ignored the size asked for and gives {got}: add the knowledge base with --dimensions {got} (or set its \"dimensions\" in config.json), or leave the size out"
             )),
             _ => e.hint("the base URL may point at something that is not an embeddings API"),
         }
