@@ -43,6 +43,21 @@ fn reply(req: &Request<'_>) -> String {
             system.chars().count()
         ));
     }
+    let passages = req.messages.last().map_or(0, |m| {
+        m.parts
+            .iter()
+            .map(|p| match p {
+                crate::conversation::Part::Sources(s) => s.len(),
+                _ => 0,
+            })
+            .sum()
+    });
+    if passages > 0 {
+        head.push_str(&format!(
+            ", {passages} passage{} from notes",
+            plural(passages)
+        ));
+    }
     if req.modes.json {
         head.push_str(", json mode");
     }

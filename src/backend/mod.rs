@@ -119,11 +119,16 @@ pub(crate) fn check(route: &Route, config: &Config) -> Result<()> {
 /// What `--dry-run` prints: the exact program, arguments and prompt.
 pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
     match &req.route.provider {
-        Provider::Echo => Ok(format!(
-            "backend: echo (built in; no program runs)\nprompt ({} bytes):\n{}\n",
-            req.prompt().len(),
-            req.prompt()
-        )),
+        Provider::Echo => {
+            // What a model would be given: the system prompt, the history and the new prompt
+            // with its quoted parts, as one transcript.
+            let whole = transcript::render(req.system, req.messages);
+            Ok(format!(
+                "backend: echo (built in; no program runs)\nprompt ({} bytes):\n{}\n",
+                whole.len(),
+                whole
+            ))
+        }
         Provider::Cli(_) | Provider::Custom(_) => Ok(cli::build(req, config)?.describe()),
         Provider::Http(_) => http::dry_run(req, config),
     }

@@ -786,3 +786,27 @@ fn k_is_bounded_and_show_prefers_an_id_and_reads_latin1() {
     );
     assert_eq!(ids(&search(&env, "grüße"))[0], "alt.md");
 }
+
+#[test]
+fn echo_shows_the_passages_it_was_given_and_its_dry_run_the_whole_prompt() {
+    let env = Env::echo();
+    let dir = zettel(&env);
+    add(&env, &dir);
+    let out = env
+        .run(&["echo", "--kb", "notes", "--no-chat", "espresso grind?"])
+        .success();
+    assert!(out.stdout.contains("passage"), "{}", out.stdout);
+    let dry = env
+        .run(&["echo", "--kb", "notes", "--dry-run", "espresso grind?"])
+        .success();
+    assert!(
+        dry.stdout.contains("[1] ID: d4e5f6071 | Title: Espresso"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains("Answer from the user's notes"),
+        "{}",
+        dry.stdout
+    );
+}
