@@ -704,6 +704,102 @@ fn knowledge_bases_as_tools_search_list_and_sources() {
     assert_eq!(reply["sources"].as_array().unwrap().len(), 1);
 }
 
+/// 30 notes of about 2 KiB that all hold `commonword`: 20 passages of them pass 32 KiB.
+fn long_notes(env: &Env) {
+    let dir = env.path("longp");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed: u64 = 3;
+    for i in 0..30u64 {
+        let words: Vec<String> = (0..300)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!("w{}", (seed >> 33) % 100_000)
+            })
+            .collect();
+        std::fs::write(
+            dir.join(format!("{i:02}_Long_note_{:09x}.md", 0xabc000000u64 + i)),
+            format!("# Long {i}\n\ncommonword {}\n", words.join(" ")),
+        )
+        .unwrap();
+    }
+    env.run(&["kb", "add", "longp", dir.to_str().unwrap()])
+        .success();
+}
+
+#[test]
+fn a_search_result_over_the_size_limit_keeps_whole_passages_and_only_their_sources() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_calls(&[(
+            0,
+            "c1",
+            "search_knowledge_base",
+            "{\"query\":\"commonword\",\"max_results\":20}",
+        )])]),
+        Reply::sse(&[&oa_stream("done", 1, 1)]),
+        Reply::sse(&[&oa_stream("no", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"chat":{"window_tokens":100000}}"#);
+    long_notes(&env);
+    let out = env
+        .run(&["openai:gpt-test", "--kb", "longp", "--tools", "--json", "q"])
+        .success();
+    // What the model got: whole passages, each quote closed, under the limit, one note.
+    let body = s.requests()[1].json();
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(tool.len() <= 32 * 1024, "{}", tool.len());
+    let opened = tool.matches(" source>>").count();
+    assert!((10..20).contains(&opened), "{opened}");
+    assert_eq!(opened, tool.matches(" end>>").count(), "{tool}");
+    let left = 20 - opened;
+    assert!(
+        tool.ends_with(&format!(
+            "({left} more passages matched but were left out to keep this result under 32 KiB; \
+             ask for fewer with max_results, or search with more precise words)"
+        )),
+        "{}",
+        &tool[tool.len() - 300..]
+    );
+    assert!(!tool.contains("(cut"), "one note, and no byte cut");
+    assert!(!tool.contains("deeper path"));
+    // The sources are the passages it got, in --json, in the chat and on stderr.
+    let json = out.json();
+    assert_eq!(json["sources"].as_array().unwrap().len(), opened, "{json}");
+    let reply = env.only_messages()[1].clone();
+    assert_eq!(reply["sources"].as_array().unwrap().len(), opened);
+    let round = records_of(&env, "round")[0].clone();
+    assert_eq!(round["results"][0]["truncated"], true);
+    assert!(
+        out.stderr.contains(&format!(
+            "… {opened} results ({left} more left out: the result is kept under 32 KiB)"
+        )),
+        "{}",
+        out.stderr
+    );
+    // A follow-up sends the same result again, with no second note.
+    let id = out.chat_id();
+    env.run(&["chat", &id, "--tools", "more?"]).success();
+    let again = s.requests()[2].json();
+    let resent = again["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(resent.as_str().unwrap(), tool);
+}
+
 #[test]
 fn a_cli_backend_is_told_which_providers_run_tools() {
     let env = Env::new();
