@@ -150,6 +150,11 @@ impl Toolbox {
         })
     }
 
+    /// `--data` documents were given (they are read anew by each call, never remembered).
+    pub(crate) fn has_data(&self) -> bool {
+        !self.setup.docs.is_empty()
+    }
+
     /// Run one call. Never fails: what goes wrong is the result the model reads.
     pub(crate) fn run(
         &mut self,

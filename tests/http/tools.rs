@@ -304,9 +304,34 @@ fn the_round_limit_ends_the_turn_and_the_chat_stays_valid() {
         out.stderr
     );
     assert!(out.stderr.contains("ran: json_keys ×1"), "{}", out.stderr);
-    assert_eq!(records_of(&env, "round").len(), 1);
-    // The follow-up sends a well-formed history: every call has its result.
     let id = out.chat_id();
+    // Not a reply cut short: what happened, and the retry that helps.
+    assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "ai: the tool round is saved in chat {id}; the calls the model asked for after that were not run; \
+             run the turn again with a higher limit: ai chat retry {id} --max-tool-rounds 2 (with the same --data and --tools-file)"
+        )),
+        "{}",
+        out.stderr
+    );
+    // The calls past the limit are kept, each with a result from ai that says it did not run;
+    // the reply is empty: no words of ai's stored as the model's.
+    let rounds = records_of(&env, "round");
+    assert_eq!(rounds.len(), 2);
+    let refused = &rounds[1]["results"][0];
+    assert_eq!(refused["error"], true);
+    assert!(
+        refused["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("not run: this turn reached its limit of 1 tool round"),
+        "{refused}"
+    );
+    let reply = env.only_messages()[1].clone();
+    assert_eq!(reply["content"], "", "{reply}");
+    assert_eq!(reply["interrupted"], true);
+    // The follow-up sends a well-formed history: every call has its result.
     env.run(&["chat", &id, "and now?"]).success();
     let m = s.requests()[2].json()["messages"].clone();
     let roles: Vec<&str> = m
@@ -315,8 +340,47 @@ fn the_round_limit_ends_the_turn_and_the_chat_stays_valid() {
         .iter()
         .map(|x| x["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
     assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(m[3]["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(m[5]["content"], "(no reply: it was interrupted)");
+    assert!(!m.to_string().contains("stopped after"), "{m}");
+}
+
+#[test]
+fn a_turn_stopped_at_the_round_limit_is_run_again_by_the_retry_it_names() {
+    let call = oa_calls(&[(0, "call_1", "json_keys", "{\"path\":\"/\"}")]);
+    let s = Server::start(vec![
+        Reply::sse(&[&call]),
+        Reply::sse(&[&call]),
+        Reply::sse(&[&call]),
+        Reply::sse(&[&oa_stream("Two keys.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let d = doc(&env);
+    let args = ["openai:gpt-test", "--data", &d, "--max-tool-rounds", "1"];
+    let out = env.run(&[&args[..], &["what is there?"]].concat());
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let id = out.chat_id();
+    let out = env
+        .run(&["chat", "retry", &id, "--data", &d, "--max-tool-rounds", "2"])
+        .success();
+    assert_eq!(out.stdout, "Two keys.\n");
+    // The retry resent the prompt alone: the stopped turn is replaced, not sent again.
+    let m = s.requests()[2].json()["messages"].clone();
+    assert_eq!(m.as_array().unwrap().len(), 1, "{m}");
+    assert_eq!(m[0]["content"], "what is there?");
 }
 
 #[test]
@@ -943,9 +1007,18 @@ fn every_protocol_stops_at_the_round_limit_and_the_follow_up_is_well_formed() {
         let id = out.chat_id();
         env.run(&["chat", &id, "next"]).success();
         let body = s.requests()[2].json();
+        // The round that ran, and the calls past the limit with their "not run" results.
         assert_eq!(
             calls_and_results(provider, &body),
-            (1, 1),
+            (2, 2),
+            "{provider}: {body}"
+        );
+        assert!(
+            body.to_string()
+                .contains("not run: this turn reached its limit")
+        );
+        assert!(
+            !body.to_string().contains("stopped after"),
             "{provider}: {body}"
         );
     }
