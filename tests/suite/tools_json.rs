@@ -49,6 +49,34 @@ fn bad_data_and_tools_files_fail_before_anything_is_sent() {
 }
 
 #[test]
+fn a_tools_file_placeholder_named_like_a_reserved_argument_fails_when_loaded() {
+    let env = Env::echo();
+    let good = env.project_file("a.json", r#"{"sql": {"primary": 1}}"#);
+    let tf = env.project_file(
+        "t.json",
+        r#"{"tools": [{"name": "get_doc", "pointer": "/sql/{document}"}]}"#,
+    );
+    let out = env
+        .run(&[
+            "--data",
+            good.to_str().unwrap(),
+            "--tools-file",
+            tf.to_str().unwrap(),
+            "hi",
+        ])
+        .code(2);
+    assert!(
+        out.stderr.contains(
+            "get_doc: the placeholder {document} is the name of ai's own argument `document` \
+             (which --data document to read); rename it, e.g. {document_id}"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(env.chat_ids().is_empty());
+}
+
+#[test]
 fn config_tools_keys_are_checked() {
     let env = Env::echo();
     env.write_config(r#"{"default_alias":"echo","tools":{"max_rounds":"many"}}"#);
