@@ -496,7 +496,7 @@ mod tests {
             "plain (number 9)",
             "str (string, 1 characters)",
         ] {
-            assert!(lines.iter().any(|l| *l == want), "{want:?} in {text}");
+            assert!(lines.contains(&want), "{want:?} in {text}");
         }
         // A quoted token is what the model writes back (JSON-unescaped), then resolved.
         let written: String = serde_json::from_str("\"a\\nb\"").unwrap();

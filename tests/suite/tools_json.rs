@@ -102,7 +102,7 @@ fn a_document_too_large_or_too_deep_is_refused_with_what_is_wrong() {
     // Valid JSON nested deeper than the parser follows: said so, not "not valid JSON".
     let deep = env.project_file(
         "deep.json",
-        &format!("{}{}", "[".repeat(129), "]".repeat(129)),
+        format!("{}{}", "[".repeat(129), "]".repeat(129)),
     );
     let out = env.run(&["--data", deep.to_str().unwrap(), "hi"]).code(2);
     assert!(
@@ -115,10 +115,7 @@ fn a_document_too_large_or_too_deep_is_refused_with_what_is_wrong() {
     );
     assert!(!out.stderr.contains("not valid JSON"), "{}", out.stderr);
     // 127 levels are read (the call then fails only because echo runs no tools).
-    let ok = env.project_file(
-        "ok.json",
-        &format!("{}{}", "[".repeat(127), "]".repeat(127)),
-    );
+    let ok = env.project_file("ok.json", format!("{}{}", "[".repeat(127), "]".repeat(127)));
     let out = env.run(&["--data", ok.to_str().unwrap(), "hi"]).code(2);
     assert!(
         out.stderr.contains("not an HTTP provider"),
