@@ -36,6 +36,7 @@ pub(super) fn create_if_new(
         &opened.turn.title,
     );
     header.kb = prepared.chat_kb.clone();
+    header.kb_tools = prepared.chat_kb_tools;
     let name = match target {
         Target::New(name) => name.as_deref(),
         Target::Existing(_) => None,

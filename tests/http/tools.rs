@@ -768,6 +768,63 @@ fn knowledge_bases_as_tools_search_list_and_sources() {
     assert_eq!(reply["sources"].as_array().unwrap().len(), 1);
 }
 
+#[test]
+fn a_chat_remembers_that_its_knowledge_bases_are_tools_until_kb_chooses_again() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("A.", 1, 1)]),
+        Reply::sse(&[&oa_stream("B.", 1, 1)]),
+        Reply::sse(&[&oa_stream("C.", 1, 1)]),
+        Reply::sse(&[&oa_stream("D.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    notes(&env);
+    let out = env
+        .run(&["openai:gpt-test", "--kb", "notes", "--tools", "backup?"])
+        .success();
+    let id = out.chat_id();
+    let header = env.only_chat()[0].clone();
+    assert_eq!(header["kb"], json!(["notes"]));
+    assert_eq!(header["kb_tools"], true);
+    let tools_of = |i: usize| -> Vec<String> {
+        let body = s.requests()[i].json();
+        body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|x| x["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let last_user = |i: usize| -> String {
+        let body = s.requests()[i].json();
+        body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // A follow-up without --tools: still tools, nothing retrieved before it.
+    env.run(&["chat", &id, "and the NAS?"]).success();
+    assert_eq!(
+        tools_of(1),
+        ["list_knowledge_bases", "search_knowledge_base"]
+    );
+    assert_eq!(last_user(1), "and the NAS?");
+    // --kb without --tools chooses them again: retrieval, from now on.
+    env.run(&["chat", &id, "--kb", "notes", "backup again?"])
+        .success();
+    assert!(tools_of(2).is_empty());
+    assert!(
+        last_user(2).contains("every night at 2 am"),
+        "{}",
+        last_user(2)
+    );
+    assert!(env.only_chat()[0].get("kb_tools").is_none());
+    env.run(&["chat", &id, "and coffee?"]).success();
+    assert!(tools_of(3).is_empty());
+    assert!(last_user(3).ends_with("and coffee?"));
+}
+
 /// 30 notes of about 2 KiB that all hold `commonword`: 20 passages of them pass 32 KiB.
 fn long_notes(env: &Env) {
     let dir = env.path("longp");
