@@ -166,21 +166,17 @@ pub(crate) fn options(ctx: &Ctx, args: &CallArgs) -> Options {
 /// locked, so a bad file fails first.
 pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> {
     let mut opts = options(ctx, args);
-    let wanted = args.tooling.tools
-        || !args.tooling.data.is_empty()
-        || args.tooling.tools_file.is_some()
-        || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools);
-    if wanted {
-        if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
-            return Err(Error::usage(
-                "--tools gives the model your knowledge bases to search, and there is none",
-            )
-            .hint(
-                "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
-            ));
-        }
-        opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
+        return Err(Error::usage(
+            "--tools gives the model your knowledge bases to search, and there is none",
+        )
+        .hint(
+            "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
+        ));
     }
+    // Read always (without --data or --tools-file it reads no file): a chat may remember that
+    // its knowledge bases are tools.
+    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
     Ok(opts)
 }
 

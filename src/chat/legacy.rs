@@ -128,6 +128,7 @@ pub(crate) fn convert(id: &str, text: &str, path: &Path) -> Result<Converted> {
         title: text_of("title").filter(|t| !t.trim().is_empty()),
         summary: None,
         kb: Vec::new(),
+        kb_tools: false,
     };
     let mut out = Out::default();
     if !chat.rest.is_empty() {

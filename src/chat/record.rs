@@ -26,6 +26,10 @@ pub(crate) struct Header {
     /// The knowledge bases its turns are grounded in (`--kb`), until changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) kb: Vec<String>,
+    /// Its knowledge bases are given to the model as tools (`--tools`), until `--kb` without
+    /// `--tools` chooses them again (then config `kb.mode` decides).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) kb_tools: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -424,6 +428,7 @@ mod tests {
             title: None,
             summary: None,
             kb: Vec::new(),
+            kb_tools: false,
         });
         let l = line(&h);
         assert!(l.starts_with(r#"{"type":"chat","v":1,"id":"K7Q""#), "{l}");

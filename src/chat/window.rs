@@ -169,8 +169,9 @@ pub(crate) fn round(r: &RoundRec) -> [Message; 2] {
         results.push(Part::ToolResult(ToolResult {
             call_id: c.id.clone(),
             name: c.name.clone(),
+            // A result cut to the size limit says so itself, with what to ask for instead
+            // (every writer of `truncated` puts that note in the content): no second note.
             content: match result {
-                Some(x) if x.truncated => format!("{}\n(cut to the size limit)", x.content),
                 Some(x) => x.content.clone(),
                 None => "(no result: the call did not complete)".to_owned(),
             },

@@ -536,6 +536,7 @@ pub(crate) fn new(
         title: None,
         summary: None,
         kb: Vec::new(),
+        kb_tools: false,
     };
     let chat = ctx.store.create(name, header)?;
     // The new chat is the most recent one: `ai reply` continues it.

@@ -76,6 +76,10 @@ pub(crate) struct Domain {
     joined: Vec<Value>,
 }
 
+/// Arguments every domain tool gets from `ai` itself; no placeholder or parameter may take
+/// their names.
+const RESERVED_ARGS: &[&str] = &["document"];
+
 /// A tool name every provider accepts: letters, digits, `_` and `-`, up to 64.
 pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -111,8 +115,14 @@ pub(crate) fn load(path: &Path, two: bool, reserved: &[&str]) -> Result<Domain> 
                 t.name
             )));
         }
-        if names.contains(&&t.name) || reserved.contains(&t.name.as_str()) {
+        if names.contains(&&t.name) {
             return Err(bad(format!("tool {} is declared twice", t.name)));
+        }
+        if reserved.contains(&t.name.as_str()) {
+            return Err(bad(format!(
+                "tool {} has the name of one of ai's own tools; give it another name",
+                t.name
+            )));
         }
         names.push(&t.name);
         let mut parameters = t
@@ -126,6 +136,28 @@ pub(crate) fn load(path: &Path, two: bool, reserved: &[&str]) -> Result<Domain> 
         let mut wanted = placeholders(&t.pointer);
         if let Some(j) = &t.join {
             wanted.extend(placeholders(&j.pointer));
+        }
+        // `document` is ai's own argument (which `--data` document to read): a placeholder or
+        // a parameter of that name could never reach the pointer.
+        for arg in RESERVED_ARGS {
+            if wanted.iter().any(|w| w == arg) {
+                return Err(bad(format!(
+                    "{}: the placeholder {{{arg}}} is the name of ai's own argument `{arg}` \
+                     (which --data document to read); rename it, e.g. {{{arg}_id}}",
+                    t.name
+                )));
+            }
+            if parameters
+                .get("properties")
+                .and_then(|p| p.get(arg))
+                .is_some()
+            {
+                return Err(bad(format!(
+                    "{}.parameters: `{arg}` is ai's own argument (which --data document to \
+                     read); give the parameter another name",
+                    t.name
+                )));
+            }
         }
         let obj = parameters
             .as_object_mut()
@@ -381,6 +413,18 @@ mod tests {
                 "no document named nope",
             ),
             (r#"{"tools": [], "extra": 1}"#, "unknown field `extra`"),
+            (
+                r#"{"tools": [{"name": "get_doc", "pointer": "/sql/{document}"}]}"#,
+                "get_doc: the placeholder {document} is the name of ai's own argument `document`",
+            ),
+            (
+                r#"{"tools": [{"name": "a", "pointer": "/x/{id}", "join": {"document": "primary", "pointer": "/{document}"}}]}"#,
+                "rename it, e.g. {document_id}",
+            ),
+            (
+                r#"{"tools": [{"name": "a", "pointer": "/x", "parameters": {"type": "object", "properties": {"document": {"type": "string"}}}}]}"#,
+                "a.parameters: `document` is ai's own argument",
+            ),
         ] {
             std::fs::write(&f, text).unwrap();
             let e = load(&f, false, &[]).unwrap_err().to_string();
@@ -391,6 +435,7 @@ mod tests {
             r#"{"tools": [{"name": "json_value", "pointer": "/x"}]}"#,
         )
         .unwrap();
-        assert!(load(&f, false, &["json_value"]).is_err());
+        let e = load(&f, false, &["json_value"]).unwrap_err().to_string();
+        assert!(e.contains("one of ai's own tools"), "{e}");
     }
 }

@@ -19,11 +19,19 @@ pub(crate) struct Document {
     pub(crate) value: Value,
 }
 
-/// The largest document read (it is held in memory while the turn runs).
-pub(crate) const MAX_DOCUMENT: u64 = 256 << 20;
+/// The largest document read. A parsed document is held in memory while the turn runs, at
+/// about ten to fifteen times its size on disk (600,000 small objects in 47 MB took 620 MB):
+/// 16 MiB keeps that near 250 MB.
+pub(crate) const MAX_DOCUMENT: u64 = 16 << 20;
 
-/// Read and parse a JSON file, with errors that name it.
+/// The deepest nesting the parser follows: serde_json's own limit (it refuses the 128th level),
+/// kept so a document cannot exhaust the stack.
+const MAX_NESTING: usize = 127;
+
+/// Read and parse a JSON file, with errors that name it. A file over [`MAX_DOCUMENT`] is
+/// refused before it is read.
 pub(crate) fn read(path: &Path) -> Result<Value> {
+    use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| {
         Error::usage(format!("cannot read {}: {e}", path.display()))
             .hint("--data takes a JSON file")
@@ -32,20 +40,54 @@ pub(crate) fn read(path: &Path) -> Result<Value> {
         return Err(Error::usage(format!("{} is not a file", path.display()))
             .hint("--data takes a JSON file"));
     }
-    if meta.len() > MAX_DOCUMENT {
-        return Err(Error::usage(format!(
-            "{} is {} MiB; ai reads JSON documents of up to {} MiB",
+    let too_big = |size: u64| {
+        Error::usage(format!(
+            "{} is {}; ai reads JSON documents of up to {} MiB (a document is held in memory, at \
+             about ten times its size, while the turn runs)",
             path.display(),
-            meta.len() >> 20,
+            size_of(size),
             MAX_DOCUMENT >> 20
-        )));
+        ))
+        .hint(format!(
+            "give the model the part it needs, e.g.: jq '{{sql}}' {0} > part.json",
+            path.display()
+        ))
+    };
+    if meta.len() > MAX_DOCUMENT {
+        return Err(too_big(meta.len()));
     }
-    let bytes = std::fs::read(path)
+    // Read at most one byte over the limit: a file that grew since is refused too.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_DOCUMENT + 1).read_to_end(&mut bytes))
         .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > MAX_DOCUMENT {
+        return Err(too_big(bytes.len() as u64));
+    }
     serde_json::from_slice(&bytes).map_err(|e| {
-        Error::usage(format!("{} is not valid JSON: {e}", path.display()))
-            .hint("--data and tools files must hold one JSON document")
+        if e.to_string().starts_with("recursion limit exceeded") {
+            Error::usage(format!(
+                "{} is nested too deeply: ai reads JSON documents nested up to {MAX_NESTING} \
+                 levels deep (the next level opens at line {} column {})",
+                path.display(),
+                e.line(),
+                e.column()
+            ))
+            .hint("give the model a flatter extract of it, e.g. with jq")
+        } else {
+            Error::usage(format!("{} is not valid JSON: {e}", path.display()))
+                .hint("--data and tools files must hold one JSON document")
+        }
     })
+}
+
+/// `47.0 MiB`, `900 KiB`.
+fn size_of(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
 }
 
 /// Which of the documents a call asks for.
@@ -199,13 +241,34 @@ pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String
     match v {
         Value::Object(m) => {
             const MAX_KEYS: usize = 300;
-            let mut out = format!("{} keys under {}:\n", m.len(), shown_pointer(&p));
+            let mut lines = String::new();
+            let mut changed = false;
+            let mut cut = false;
             for (k, x) in m.iter().take(MAX_KEYS) {
-                out.push_str(&format!("{k} ({})\n", describe(x)));
+                let t = token(k);
+                changed |= t.changed;
+                cut |= t.cut;
+                lines.push_str(&format!("{} ({})\n", t.text, describe(x)));
             }
             if m.len() > MAX_KEYS {
-                out.push_str(&format!("… {} more keys\n", m.len() - MAX_KEYS));
+                lines.push_str(&format!("… {} more keys\n", m.len() - MAX_KEYS));
             }
+            let mut out = format!("{} keys under {}", m.len(), shown_pointer(&p));
+            if changed {
+                out.push_str(
+                    " (each as its JSON-pointer token, to append to the path after a /: \
+                     ~ is written ~0 and / is written ~1; a token in double quotes holds \
+                     characters written as JSON escapes",
+                );
+                if cut {
+                    out.push_str(&format!(
+                        "; a key longer than {MAX_KEY_CHARS} characters is cut, with its length"
+                    ));
+                }
+                out.push(')');
+            }
+            out.push_str(":\n");
+            out.push_str(&lines);
             Ok((out.trim_end().to_owned(), m.len()))
         }
         Value::Array(a) => Ok((
@@ -228,6 +291,71 @@ pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String
             ),
             0,
         )),
+    }
+}
+
+/// Characters of a key shown by `json_keys`, at most.
+const MAX_KEY_CHARS: usize = 120;
+
+/// A key as `json_keys` shows it.
+struct Token {
+    text: String,
+    /// It is not the key as is (escaped, quoted or cut).
+    changed: bool,
+    cut: bool,
+}
+
+/// A key as its JSON-pointer token (`~` → `~0`, `/` → `~1`), one line and bounded: a token
+/// with characters that would break the listing or mislead a reader (controls, quotes,
+/// backslashes, invisible and bidirectional formatting, spaces at its ends) is shown in double
+/// quotes with JSON escapes, which is how the model writes it back in its arguments; one longer
+/// than [`MAX_KEY_CHARS`] is cut, with its length.
+fn token(key: &str) -> Token {
+    let escaped = escape(key);
+    let (body, cut) = match escaped.char_indices().nth(MAX_KEY_CHARS) {
+        Some((i, _)) => (&escaped[..i], true),
+        None => (escaped.as_str(), false),
+    };
+    let odd = |c: char| {
+        c.is_control()
+            || c == '"'
+            || c == '\\'
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+    };
+    let quote = body.is_empty()
+        || body.chars().any(odd)
+        || body.starts_with(char::is_whitespace)
+        || body.ends_with(char::is_whitespace);
+    let mut text = if quote {
+        let mut q = String::from('"');
+        for c in body.chars() {
+            match c {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                '\n' => q.push_str("\\n"),
+                '\t' => q.push_str("\\t"),
+                '\r' => q.push_str("\\r"),
+                c if odd(c) => {
+                    let mut buf = [0u16; 2];
+                    for u in c.encode_utf16(&mut buf) {
+                        q.push_str(&format!("\\u{u:04x}"));
+                    }
+                }
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    } else {
+        body.to_owned()
+    };
+    if cut {
+        text.push_str(&format!("… ({} characters in all)", key.chars().count()));
+    }
+    Token {
+        changed: quote || cut || escaped != key,
+        text,
+        cut,
     }
 }
 
@@ -342,13 +470,51 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_bounded_escaped_and_one_a_line() {
+        let long = "k".repeat(100_000);
+        let doc = json!({"x": {long.clone(): 1, "a\nb": 2, "x/y": 3, "~0": 4, "\u{202e}evil": 5,
+                              "q\"\\": 6, "": 7, " pad": 8, "plain": 9, "str": "s"}});
+        let (text, n) = keys(&doc, "/x").unwrap();
+        assert_eq!(n, 10);
+        assert!(text.len() < 2000, "{}", text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 11, "{text}");
+        assert!(lines[0].contains("JSON-pointer token"), "{text}");
+        assert!(
+            lines[0].contains("longer than 120 characters is cut"),
+            "{text}"
+        );
+        for want in [
+            &format!("{}… (100000 characters in all) (number 1)", "k".repeat(120)),
+            "\"a\\nb\" (number 2)",
+            "x~1y (number 3)",
+            "~00 (number 4)",
+            "\"\\u202eevil\" (number 5)",
+            "\"q\\\"\\\\\" (number 6)",
+            "\"\" (number 7)",
+            "\" pad\" (number 8)",
+            "plain (number 9)",
+            "str (string, 1 characters)",
+        ] {
+            assert!(lines.contains(&want), "{want:?} in {text}");
+        }
+        // A quoted token is what the model writes back (JSON-unescaped), then resolved.
+        let written: String = serde_json::from_str("\"a\\nb\"").unwrap();
+        assert_eq!(value(&doc, &format!("/x/{written}")).unwrap(), "2");
+        assert_eq!(value(&doc, "/x/x~1y").unwrap(), "3");
+        // Plain keys alone: no explanation.
+        let (plain, _) = keys(&json!({"a": 1, "b": {}}), "/").unwrap();
+        assert_eq!(plain, "2 keys under /:\na (number 1)\nb (object, 0 keys)");
+    }
+
+    #[test]
     fn the_generic_tools() {
         let doc = json!({"sql": {"a/b": {"ms": 12}, "c1": {"ms": 7, "text": "SELECT backup"}}, "list": [1, 2]});
+        let (listed, _) = keys(&doc, "/sql").unwrap();
+        assert!(listed.contains("\na~1b (object, 1 keys)"), "{listed}");
         assert!(
-            keys(&doc, "/sql")
-                .unwrap()
-                .0
-                .contains("a/b (object, 1 keys)")
+            listed.contains("~ is written ~0 and / is written ~1"),
+            "{listed}"
         );
         assert_eq!(keys(&doc, "list").unwrap().1, 2);
         assert_eq!(keys(&doc, "/nope").unwrap_err(), "not found: /nope");

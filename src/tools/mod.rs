@@ -150,6 +150,11 @@ impl Toolbox {
         })
     }
 
+    /// `--data` documents were given (they are read anew by each call, never remembered).
+    pub(crate) fn has_data(&self) -> bool {
+        !self.setup.docs.is_empty()
+    }
+
     /// Run one call. Never fails: what goes wrong is the result the model reads.
     pub(crate) fn run(
         &mut self,
@@ -160,18 +165,22 @@ impl Toolbox {
     ) -> Ran {
         let started = Instant::now();
         let name = crate::fmt::one_line(&call.name, 64);
-        let (result, line) = match self.dispatch(ctx, call, deadline, sources) {
-            Ok((text, line)) => ((text, false), line),
+        let (result, line, bounded) = match self.dispatch(ctx, call, deadline, sources) {
+            Ok(Done {
+                text,
+                line,
+                bounded,
+            }) => ((text, false), line, bounded),
             Err(why) => {
                 let line = format!("{name} … error: {}", crate::fmt::one_line(&why, 100));
-                ((why, true), line)
+                ((why, true), line, false)
             }
         };
-        let (content, truncated) = cut(result.0);
+        let (content, truncated) = cut(result.0, &call.name);
         Ran {
             content,
             is_error: result.1,
-            truncated,
+            truncated: truncated || bounded,
             ms: started.elapsed().as_millis() as u64,
             line,
         }
@@ -183,7 +192,7 @@ impl Toolbox {
         call: &ToolCall,
         deadline: Option<Instant>,
         sources: &mut Vec<Hit>,
-    ) -> std::result::Result<(String, String), String> {
+    ) -> std::result::Result<Done, String> {
         let Some(def) = self.defs.iter().find(|d| d.name == call.name) else {
             let names: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
             return Err(format!(
@@ -210,7 +219,7 @@ impl Toolbox {
             kb::LIST if self.bases.is_some() => {
                 let bases = self.bases.as_ref().ok_or_else(String::new)?;
                 let (text, n) = bases.list(ctx);
-                Ok((text, format!("listing knowledge bases … {n}")))
+                Ok(Done::new(text, format!("listing knowledge bases … {n}")))
             }
             kb::SEARCH if self.bases.is_some() => {
                 let bases = self.bases.as_mut().ok_or_else(String::new)?;
@@ -226,13 +235,21 @@ impl Toolbox {
                     crate::fmt::one_line(&which, 40),
                     crate::fmt::one_line(query, 60)
                 );
-                let (text, n) = bases
-                    .search(ctx, &args, deadline, sources)
-                    .map_err(|e| e.to_string())?;
-                Ok((
-                    text,
-                    format!("{shown} … {n} result{}", if n == 1 { "" } else { "s" }),
-                ))
+                let found = bases.search(ctx, &args, deadline, sources)?;
+                let n = found.kept;
+                let mut line = format!("{shown} … {n} result{}", if n == 1 { "" } else { "s" });
+                if found.left_out > 0 {
+                    line.push_str(&format!(
+                        " ({} more left out: the result is kept under {} KiB)",
+                        found.left_out,
+                        MAX_RESULT / 1024
+                    ));
+                }
+                Ok(Done {
+                    text: found.text,
+                    line,
+                    bounded: found.left_out > 0,
+                })
             }
             JSON_KEYS if !docs.is_empty() => {
                 let chosen = json::choose(docs, &args)?;
@@ -249,7 +266,7 @@ impl Toolbox {
                         Err(e) => out.push((d, e)),
                     }
                 }
-                Ok((
+                Ok(Done::new(
                     json::labelled(out),
                     format!("json: keys {} … {count}", shown_path(path)),
                 ))
@@ -271,7 +288,7 @@ impl Toolbox {
                 if !found {
                     return Err(out.into_iter().map(|(_, e)| e).next().unwrap_or_default());
                 }
-                Ok((
+                Ok(Done::new(
                     json::labelled(out),
                     format!("json: {} … ok", shown_path(path)),
                 ))
@@ -293,7 +310,7 @@ impl Toolbox {
                     total += n;
                     out.push((d, t));
                 }
-                Ok((
+                Ok(Done::new(
                     json::labelled(out),
                     format!(
                         "json: find \"{}\" … {total} path{}",
@@ -308,10 +325,28 @@ impl Toolbox {
                 };
                 let obj = args.as_object().cloned().unwrap_or_default();
                 match setup.domain.run(tool, docs, &obj) {
-                    Ok((text, pointer)) => Ok((text, format!("json: {pointer} … ok"))),
+                    Ok((text, pointer)) => Ok(Done::new(text, format!("json: {pointer} … ok"))),
                     Err(e) => Err(e),
                 }
             }
+        }
+    }
+}
+
+/// A call that ran: the result text, the line shown on stderr, and whether the tool itself
+/// left part of what it found out to stay under [`MAX_RESULT`] (its text says so).
+struct Done {
+    text: String,
+    line: String,
+    bounded: bool,
+}
+
+impl Done {
+    fn new(text: String, line: String) -> Done {
+        Done {
+            text,
+            line,
+            bounded: false,
         }
     }
 }
@@ -362,8 +397,10 @@ fn data_defs(setup: &Setup) -> Vec<ToolDef> {
     ]
 }
 
-/// A result cut to [`MAX_RESULT`] bytes (at a character boundary), and whether it was.
-pub(crate) fn cut(mut text: String) -> (String, bool) {
+/// A result cut to [`MAX_RESULT`] bytes (at a character boundary), and whether it was. The
+/// note says what to ask `tool` for instead. (Knowledge-base passages are kept whole by
+/// [`kb::fit`] before this; it is the last bound, for every tool.)
+pub(crate) fn cut(mut text: String, tool: &str) -> (String, bool) {
     if text.len() <= MAX_RESULT {
         return (text, false);
     }
@@ -373,8 +410,15 @@ pub(crate) fn cut(mut text: String) -> (String, bool) {
         at -= 1;
     }
     text.truncate(at);
+    let ask = match tool {
+        JSON_KEYS => " Ask for the keys of a deeper path.",
+        JSON_VALUE => " Ask for a deeper pointer, e.g. one key or one array item.",
+        JSON_FIND => " Ask for fewer paths (max_results), or look for a more precise text.",
+        kb::SEARCH => " Ask for fewer passages (max_results).",
+        _ => "",
+    };
     text.push_str(&format!(
-        "\n… (cut: the result was {} KiB; {} KiB are kept. Ask for less, e.g. a deeper path.)",
+        "\n… (cut: the result was {} KiB; the first {} KiB are kept.{ask})",
         total.div_ceil(1024),
         MAX_RESULT / 1024
     ));
@@ -397,10 +441,13 @@ mod tests {
 
     #[test]
     fn results_are_cut_at_a_character_boundary() {
-        let (t, cut_) = cut("é".repeat(MAX_RESULT));
+        let (t, cut_) = cut("é".repeat(MAX_RESULT), JSON_VALUE);
         assert!(cut_);
         assert!(t.contains("(cut: the result was 64 KiB"));
-        let (t, cut_) = cut("short".into());
+        assert!(t.ends_with("Ask for a deeper pointer, e.g. one key or one array item.)"));
+        let (t, _) = cut("x".repeat(MAX_RESULT + 1), "get_sql_stats");
+        assert!(t.ends_with("the first 32 KiB are kept.)"), "{t}");
+        let (t, cut_) = cut("short".into(), JSON_KEYS);
         assert_eq!((t.as_str(), cut_), ("short", false));
     }
 }

@@ -171,5 +171,6 @@ pub(super) fn header(route: &Route, system: Option<String>, title: &str) -> Head
         title: Some(title.to_owned()).filter(|t| !t.is_empty()),
         summary: None,
         kb: Vec::new(),
+        kb_tools: false,
     }
 }

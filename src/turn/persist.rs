@@ -5,7 +5,7 @@
 use super::open::{self, Opened};
 use super::pending;
 use super::prompt::Prepared;
-use super::send::Sent;
+use super::send::{Sent, Stopped};
 use super::types::{Finished, Kind, Target};
 use crate::backend::End;
 use crate::chat::file::Unsaved;
@@ -36,6 +36,7 @@ pub(super) fn create_if_new(
         &opened.turn.title,
     );
     header.kb = prepared.chat_kb.clone();
+    header.kb_tools = prepared.chat_kb_tools;
     let name = match target {
         Target::New(name) => name.as_deref(),
         Target::Existing(_) => None,
@@ -112,6 +113,7 @@ pub(super) fn finish(
         round_tokens,
         calls,
         last_usage,
+        stopped,
     } = sent;
     let empty = matches!(end, End::Complete) && text.trim().is_empty();
     // Rounds in the chat: the turn is there already, and the reply is written whatever happens.
@@ -259,6 +261,13 @@ pub(super) fn finish(
             ));
             Err(reported(e))
         }
+        Err(e) if partial && stopped.is_some() => {
+            let _ = sink.finish();
+            if let Some(s) = stopped {
+                ctx.ui.notice(&stopped_notice(&id, s));
+            }
+            Err(reported(e))
+        }
         Err(e) if partial => {
             let _ = sink.finish();
             ctx.ui.notice(&format!(
@@ -277,6 +286,24 @@ pub(super) fn finish(
         result,
         chat: Some(id),
     }
+}
+
+/// What a turn stopped at the tool-round limit left, and how to run it again with more.
+fn stopped_notice(id: &str, s: Stopped) -> String {
+    let saved = if s.rounds == 1 {
+        "the tool round is".to_owned()
+    } else {
+        format!("the {} tool rounds are", s.rounds)
+    };
+    format!(
+        "ai: {saved} saved in chat {id}; the calls the model asked for after that were not run; run the turn again with a higher limit: ai chat retry {id} --max-tool-rounds {}{}",
+        s.rounds.saturating_mul(2).max(2),
+        if s.data {
+            " (with the same --data and --tools-file)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The turn could not be written (a full disk, a read-only folder): the store cut the file

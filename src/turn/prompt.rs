@@ -34,6 +34,8 @@ pub(crate) struct Prepared {
     pub(crate) sources: Vec<crate::kb::Hit>,
     /// The knowledge bases a new chat remembers.
     pub(crate) chat_kb: Vec<String>,
+    /// A new chat remembers that they are tools (`--tools`).
+    pub(crate) chat_kb_tools: bool,
     /// The tools the model may call this turn (HTTP providers).
     pub(crate) tools: Option<crate::tools::Toolbox>,
 }
@@ -167,6 +169,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         .as_ref()
         .map(|c| c.header.kb.clone())
         .unwrap_or_default();
+    let chat_kb_tools = opened.chat.as_ref().is_some_and(|c| c.header.kb_tools);
     let previous = opened.chat.as_ref().and_then(|c| {
         window::history(&c.records, 0)
             .iter()
@@ -178,26 +181,39 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                 _ => None,
             })
     });
-    let (system, sources, tools) = ground(
+    let (system, sources, tools, kb_tools) = ground(
         ctx,
         opts,
         &route,
-        &chat_kb,
+        (&chat_kb, chat_kb_tools),
         system,
         &prompt,
         previous.as_deref(),
     )?;
-    // `--kb` names what the chat uses from now on.
+    // `--kb` names what the chat uses from now on; `--tools` (when it gave the model knowledge
+    // bases) that they are tools, `--kb` without it that they are not.
     let remember = match &opts.kb {
         Choice::Names(n) if !opts.dry_run => Some(n.clone()),
         _ => None,
     };
-    if let (Some(names), Some(c)) = (&remember, opened.chat.as_mut())
-        && &c.header.kb != names
-    {
+    let asked_tools = opts.tools.as_ref().is_some_and(|s| s.kb_tools);
+    let remember_tools = match () {
+        _ if opts.dry_run => None,
+        _ if asked_tools && kb_tools => Some(true),
+        _ if remember.is_some() && !asked_tools => Some(false),
+        _ => None,
+    };
+    if let Some(c) = opened.chat.as_mut() {
         let mut header = c.header.clone();
-        header.kb = names.clone();
-        c.rewrite_header(header)?;
+        if let Some(names) = &remember {
+            header.kb = names.clone();
+        }
+        if let Some(t) = remember_tools {
+            header.kb_tools = t;
+        }
+        if header != c.header {
+            c.rewrite_header(header)?;
+        }
     }
     let new = grounded_message(prompt, &sources);
     let Some(chat) = opened.chat.as_ref() else {
@@ -209,6 +225,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             turn_no: 1,
             sources: sources.unwrap_or_default(),
             chat_kb: remember.unwrap_or_default(),
+            chat_kb_tools: remember_tools.unwrap_or(false),
             tools,
         });
     };
@@ -262,40 +279,49 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         turn_no: chat.turns + 1,
         sources: sources.unwrap_or_default(),
         chat_kb: Vec::new(),
+        chat_kb_tools: false,
         tools,
     })
 }
 
-/// What a grounded turn returns: the system prompt, the notes retrieved, the tools.
+/// What a grounded turn returns: the system prompt, the notes retrieved, the tools, and
+/// whether its knowledge bases are tools.
 type Grounded = (
     Option<String>,
     Option<Vec<crate::kb::Hit>>,
     Option<crate::tools::Toolbox>,
+    bool,
 );
 
 /// Retrieval for a grounded turn: the system prompt with the grounding instruction, and the
 /// notes found. Not grounded: the system prompt as it was, no notes. With knowledge-base tools
-/// (`--tools`, config `kb.mode: "tools"`, an HTTP provider) nothing is retrieved: the model
-/// gets the tools, and the instruction to use them.
+/// (`--tools`, a chat that remembers it, config `kb.mode: "tools"`; an HTTP provider, and a
+/// call that reads tools) nothing is retrieved: the model gets the tools, and the instruction
+/// to use them. `chat`: the chat's knowledge bases, and whether they are tools.
 fn ground(
     ctx: &Ctx,
     opts: &Options,
     route: &crate::alias::Route,
-    chat_kb: &[String],
+    chat: (&[String], bool),
     system: Option<String>,
     prompt: &str,
     previous: Option<&str>,
 ) -> Result<Grounded> {
+    let (chat_kb, chat_tools) = chat;
     let mut names = kb::ground::names(&opts.kb, chat_kb, &ctx.config);
     let setup = opts.tools.as_ref();
     let http = matches!(route.provider, Provider::Http(_));
     let asked = setup.is_some_and(|s| s.kb_tools);
-    if asked && names.is_empty() && opts.kb == Choice::Default {
+    // `--tools`; else `--kb` without it chooses anew (the config decides); else the chat's.
+    let remembered = chat_tools && !matches!(opts.kb, Choice::Names(_));
+    if (asked || remembered) && names.is_empty() && opts.kb == Choice::Default {
         // `--tools` alone: every registered knowledge base.
         names = ctx.config.kb.bases.keys().cloned().collect();
     }
+    // (A call that reads no tools — `ai -i` — and a CLI backend retrieve instead.)
     let kb_tools = http
-        && (asked || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools))
+        && setup.is_some()
+        && (asked || remembered || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools))
         && !names.is_empty();
     let kb_names = kb_tools.then(|| names.clone());
     let tools = match setup {
@@ -313,10 +339,10 @@ fn ground(
             Some(s) => format!("{s}\n\n{ask}"),
             None => ask,
         });
-        return Ok((system, None, tools));
+        return Ok((system, None, tools, true));
     }
     if names.is_empty() {
-        return Ok((system, None, tools));
+        return Ok((system, None, tools, false));
     }
     let query = kb::ground::query(prompt, previous);
     let deadline = std::time::Instant::now().checked_add(opts.timeout);
@@ -334,7 +360,7 @@ fn ground(
         Some(s) => format!("{s}\n\n{ask}"),
         None => ask,
     });
-    Ok((system, Some(hits), tools))
+    Ok((system, Some(hits), tools, false))
 }
 
 /// The new user message: the quoted notes (when grounded), then the prompt.
@@ -393,7 +419,8 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
     )?;
     let prompt = std::mem::take(&mut opened.turn.prompt);
     let route = opened.route.clone();
-    let (system, sources, tools) = ground(ctx, opts, &route, &[], system, &prompt, None)?;
+    let (system, sources, tools, _) =
+        ground(ctx, opts, &route, (&[], false), system, &prompt, None)?;
     Ok(Prepared {
         system,
         chat_system,
@@ -402,6 +429,7 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         turn_no: 1,
         sources: sources.unwrap_or_default(),
         chat_kb: Vec::new(),
+        chat_kb_tools: false,
         tools,
     })
 }

@@ -37,6 +37,18 @@ pub(super) struct Sent {
     pub(super) calls: Vec<CallLog>,
     /// The usage of the last request alone (the reply record's own).
     pub(super) last_usage: Option<Usage>,
+    /// The turn was stopped at the tool-round limit: the calls asked for after the last
+    /// round are stored with results that say they were not run, and the reply is empty.
+    pub(super) stopped: Option<Stopped>,
+}
+
+/// A turn stopped at the tool-round limit.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stopped {
+    /// The rounds that ran (the limit).
+    pub(super) rounds: u32,
+    /// `--data` documents were given (a retry needs them again).
+    pub(super) data: bool,
 }
 
 use crate::tools::CallLog;
@@ -79,6 +91,7 @@ pub(super) fn send(
     let mut rounds = 0u32;
     let mut round_tokens = 0u64;
     let mut log: Vec<CallLog> = Vec::new();
+    let mut stopped: Option<Stopped> = None;
     let (text, end, last_usage) = loop {
         let mut req = request(opts, opened, prepared);
         // `--timeout` bounds the whole turn: a later round gets what is left.
@@ -107,18 +120,54 @@ pub(super) fn send(
             break (outcome.text, outcome.end, outcome.usage);
         };
         if rounds >= tools.max_rounds {
+            // The limit: the calls of this reply are not run. They are kept, each with a result
+            // that says so (from `ai`, not the model), so the chat stays well formed and a later
+            // turn shows the model what happened; the reply stays empty, never words of ours
+            // in the model's mouth.
+            let data = tools.has_data();
             let ran = summary(&log);
+            let plural = if rounds == 1 { "" } else { "s" };
             let note = format!(
-                "stopped after {rounds} tool round{} (the limit; raise it with --max-tool-rounds N or \"tools.max_rounds\" in config.json); ran: {ran}",
-                if rounds == 1 { "" } else { "s" }
+                "stopped after {rounds} tool round{plural} (the limit; raise it with --max-tool-rounds N or \"tools.max_rounds\" in config.json); ran: {ran}"
             );
-            let text = if outcome.text.trim().is_empty() {
-                format!("({note})")
-            } else {
-                outcome.text
+            let refused = format!(
+                "not run: this turn reached its limit of {rounds} tool round{plural}, so ai stopped it before running this call"
+            );
+            if !outcome.text.is_empty() && present == Present::Stream {
+                let _ = sink.chunk(b"\n");
+            }
+            let round = RoundRec {
+                turn: prepared.turn_no,
+                round: rounds + 1,
+                ts: record::now(),
+                text: outcome.text,
+                calls: outcome.calls.iter().map(call_rec).collect(),
+                results: outcome
+                    .calls
+                    .iter()
+                    .map(|c| ResultRec {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        content: refused.clone(),
+                        error: true,
+                        truncated: false,
+                    })
+                    .collect(),
+                origin: crate::route::origin(&opened.route),
+                usage: outcome.usage.clone(),
+                ms: Some(round_started.elapsed().as_millis() as u64),
             };
+            let prompt = prompt_of(prepared, base);
+            if let Err(e) = commit(&round, &prompt) {
+                break (String::new(), End::Failed(e), None);
+            }
+            let [calls, results] = window::round(&round);
+            round_tokens +=
+                (window::estimate_message(&calls) + window::estimate_message(&results)) as u64;
+            stopped = Some(Stopped { rounds, data });
+            rounds += 1;
             break (
-                text,
+                String::new(),
                 End::Failed(Error::backend(format!("{}: {note}", opened.route.label))),
                 outcome.usage,
             );
@@ -202,6 +251,7 @@ pub(super) fn send(
         round_tokens,
         calls: log,
         last_usage,
+        stopped,
     }
 }
 

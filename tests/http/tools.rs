@@ -304,9 +304,34 @@ fn the_round_limit_ends_the_turn_and_the_chat_stays_valid() {
         out.stderr
     );
     assert!(out.stderr.contains("ran: json_keys ×1"), "{}", out.stderr);
-    assert_eq!(records_of(&env, "round").len(), 1);
-    // The follow-up sends a well-formed history: every call has its result.
     let id = out.chat_id();
+    // Not a reply cut short: what happened, and the retry that helps.
+    assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "ai: the tool round is saved in chat {id}; the calls the model asked for after that were not run; \
+             run the turn again with a higher limit: ai chat retry {id} --max-tool-rounds 2 (with the same --data and --tools-file)"
+        )),
+        "{}",
+        out.stderr
+    );
+    // The calls past the limit are kept, each with a result from ai that says it did not run;
+    // the reply is empty: no words of ai's stored as the model's.
+    let rounds = records_of(&env, "round");
+    assert_eq!(rounds.len(), 2);
+    let refused = &rounds[1]["results"][0];
+    assert_eq!(refused["error"], true);
+    assert!(
+        refused["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("not run: this turn reached its limit of 1 tool round"),
+        "{refused}"
+    );
+    let reply = env.only_messages()[1].clone();
+    assert_eq!(reply["content"], "", "{reply}");
+    assert_eq!(reply["interrupted"], true);
+    // The follow-up sends a well-formed history: every call has its result.
     env.run(&["chat", &id, "and now?"]).success();
     let m = s.requests()[2].json()["messages"].clone();
     let roles: Vec<&str> = m
@@ -315,8 +340,47 @@ fn the_round_limit_ends_the_turn_and_the_chat_stays_valid() {
         .iter()
         .map(|x| x["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
     assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(m[3]["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(m[5]["content"], "(no reply: it was interrupted)");
+    assert!(!m.to_string().contains("stopped after"), "{m}");
+}
+
+#[test]
+fn a_turn_stopped_at_the_round_limit_is_run_again_by_the_retry_it_names() {
+    let call = oa_calls(&[(0, "call_1", "json_keys", "{\"path\":\"/\"}")]);
+    let s = Server::start(vec![
+        Reply::sse(&[&call]),
+        Reply::sse(&[&call]),
+        Reply::sse(&[&call]),
+        Reply::sse(&[&oa_stream("Two keys.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let d = doc(&env);
+    let args = ["openai:gpt-test", "--data", &d, "--max-tool-rounds", "1"];
+    let out = env.run(&[&args[..], &["what is there?"]].concat());
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let id = out.chat_id();
+    let out = env
+        .run(&["chat", "retry", &id, "--data", &d, "--max-tool-rounds", "2"])
+        .success();
+    assert_eq!(out.stdout, "Two keys.\n");
+    // The retry resent the prompt alone: the stopped turn is replaced, not sent again.
+    let m = s.requests()[2].json()["messages"].clone();
+    assert_eq!(m.as_array().unwrap().len(), 1, "{m}");
+    assert_eq!(m[0]["content"], "what is there?");
 }
 
 #[test]
@@ -705,6 +769,159 @@ fn knowledge_bases_as_tools_search_list_and_sources() {
 }
 
 #[test]
+fn a_chat_remembers_that_its_knowledge_bases_are_tools_until_kb_chooses_again() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("A.", 1, 1)]),
+        Reply::sse(&[&oa_stream("B.", 1, 1)]),
+        Reply::sse(&[&oa_stream("C.", 1, 1)]),
+        Reply::sse(&[&oa_stream("D.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    notes(&env);
+    let out = env
+        .run(&["openai:gpt-test", "--kb", "notes", "--tools", "backup?"])
+        .success();
+    let id = out.chat_id();
+    let header = env.only_chat()[0].clone();
+    assert_eq!(header["kb"], json!(["notes"]));
+    assert_eq!(header["kb_tools"], true);
+    let tools_of = |i: usize| -> Vec<String> {
+        let body = s.requests()[i].json();
+        body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|x| x["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let last_user = |i: usize| -> String {
+        let body = s.requests()[i].json();
+        body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // A follow-up without --tools: still tools, nothing retrieved before it.
+    env.run(&["chat", &id, "and the NAS?"]).success();
+    assert_eq!(
+        tools_of(1),
+        ["list_knowledge_bases", "search_knowledge_base"]
+    );
+    assert_eq!(last_user(1), "and the NAS?");
+    // --kb without --tools chooses them again: retrieval, from now on.
+    env.run(&["chat", &id, "--kb", "notes", "backup again?"])
+        .success();
+    assert!(tools_of(2).is_empty());
+    assert!(
+        last_user(2).contains("every night at 2 am"),
+        "{}",
+        last_user(2)
+    );
+    assert!(env.only_chat()[0].get("kb_tools").is_none());
+    env.run(&["chat", &id, "and coffee?"]).success();
+    assert!(tools_of(3).is_empty());
+    assert!(last_user(3).ends_with("and coffee?"));
+}
+
+/// 30 notes of about 2 KiB that all hold `commonword`: 20 passages of them pass 32 KiB.
+fn long_notes(env: &Env) {
+    let dir = env.path("longp");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed: u64 = 3;
+    for i in 0..30u64 {
+        let words: Vec<String> = (0..300)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!("w{}", (seed >> 33) % 100_000)
+            })
+            .collect();
+        std::fs::write(
+            dir.join(format!("{i:02}_Long_note_{:09x}.md", 0xabc000000u64 + i)),
+            format!("# Long {i}\n\ncommonword {}\n", words.join(" ")),
+        )
+        .unwrap();
+    }
+    env.run(&["kb", "add", "longp", dir.to_str().unwrap()])
+        .success();
+}
+
+#[test]
+fn a_search_result_over_the_size_limit_keeps_whole_passages_and_only_their_sources() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_calls(&[(
+            0,
+            "c1",
+            "search_knowledge_base",
+            "{\"query\":\"commonword\",\"max_results\":20}",
+        )])]),
+        Reply::sse(&[&oa_stream("done", 1, 1)]),
+        Reply::sse(&[&oa_stream("no", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    env.write_config(r#"{"chat":{"window_tokens":100000}}"#);
+    long_notes(&env);
+    let out = env
+        .run(&["openai:gpt-test", "--kb", "longp", "--tools", "--json", "q"])
+        .success();
+    // What the model got: whole passages, each quote closed, under the limit, one note.
+    let body = s.requests()[1].json();
+    let tool = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(tool.len() <= 32 * 1024, "{}", tool.len());
+    let opened = tool.matches(" source>>").count();
+    assert!((10..20).contains(&opened), "{opened}");
+    assert_eq!(opened, tool.matches(" end>>").count(), "{tool}");
+    let left = 20 - opened;
+    assert!(
+        tool.ends_with(&format!(
+            "({left} more passages matched but were left out to keep this result under 32 KiB; \
+             ask for fewer with max_results, or search with more precise words)"
+        )),
+        "{}",
+        &tool[tool.len() - 300..]
+    );
+    assert!(!tool.contains("(cut"), "one note, and no byte cut");
+    assert!(!tool.contains("deeper path"));
+    // The sources are the passages it got, in --json, in the chat and on stderr.
+    let json = out.json();
+    assert_eq!(json["sources"].as_array().unwrap().len(), opened, "{json}");
+    let reply = env.only_messages()[1].clone();
+    assert_eq!(reply["sources"].as_array().unwrap().len(), opened);
+    let round = records_of(&env, "round")[0].clone();
+    assert_eq!(round["results"][0]["truncated"], true);
+    assert!(
+        out.stderr.contains(&format!(
+            "… {opened} results ({left} more left out: the result is kept under 32 KiB)"
+        )),
+        "{}",
+        out.stderr
+    );
+    // A follow-up sends the same result again, with no second note.
+    let id = out.chat_id();
+    env.run(&["chat", &id, "--tools", "more?"]).success();
+    let again = s.requests()[2].json();
+    let resent = again["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(resent.as_str().unwrap(), tool);
+}
+
+#[test]
 fn a_cli_backend_is_told_which_providers_run_tools() {
     let env = Env::new();
     let d = doc(&env);
@@ -847,9 +1064,18 @@ fn every_protocol_stops_at_the_round_limit_and_the_follow_up_is_well_formed() {
         let id = out.chat_id();
         env.run(&["chat", &id, "next"]).success();
         let body = s.requests()[2].json();
+        // The round that ran, and the calls past the limit with their "not run" results.
         assert_eq!(
             calls_and_results(provider, &body),
-            (1, 1),
+            (2, 2),
+            "{provider}: {body}"
+        );
+        assert!(
+            body.to_string()
+                .contains("not run: this turn reached its limit")
+        );
+        assert!(
+            !body.to_string().contains("stopped after"),
             "{provider}: {body}"
         );
     }

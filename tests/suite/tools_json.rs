@@ -49,6 +49,82 @@ fn bad_data_and_tools_files_fail_before_anything_is_sent() {
 }
 
 #[test]
+fn a_tools_file_placeholder_named_like_a_reserved_argument_fails_when_loaded() {
+    let env = Env::echo();
+    let good = env.project_file("a.json", r#"{"sql": {"primary": 1}}"#);
+    let tf = env.project_file(
+        "t.json",
+        r#"{"tools": [{"name": "get_doc", "pointer": "/sql/{document}"}]}"#,
+    );
+    let out = env
+        .run(&[
+            "--data",
+            good.to_str().unwrap(),
+            "--tools-file",
+            tf.to_str().unwrap(),
+            "hi",
+        ])
+        .code(2);
+    assert!(
+        out.stderr.contains(
+            "get_doc: the placeholder {document} is the name of ai's own argument `document` \
+             (which --data document to read); rename it, e.g. {document_id}"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(env.chat_ids().is_empty());
+}
+
+#[test]
+fn a_document_too_large_or_too_deep_is_refused_with_what_is_wrong() {
+    let env = Env::echo();
+    // Over the limit: refused from its size alone, before it is read (this one is sparse).
+    let big = env.project_file("big.json", "");
+    std::fs::File::options()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(47 << 20)
+        .unwrap();
+    let out = env.run(&["--data", big.to_str().unwrap(), "hi"]).code(2);
+    assert!(
+        out.stderr.contains(
+            "big.json is 47.0 MiB; ai reads JSON documents of up to 16 MiB (a document is held in memory"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hint: give the model the part it needs, e.g.: jq")
+    );
+    // Valid JSON nested deeper than the parser follows: said so, not "not valid JSON".
+    let deep = env.project_file(
+        "deep.json",
+        format!("{}{}", "[".repeat(129), "]".repeat(129)),
+    );
+    let out = env.run(&["--data", deep.to_str().unwrap(), "hi"]).code(2);
+    assert!(
+        out.stderr.contains(
+            "deep.json is nested too deeply: ai reads JSON documents nested up to 127 levels deep \
+             (the next level opens at line 1 column 128)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("not valid JSON"), "{}", out.stderr);
+    // 127 levels are read (the call then fails only because echo runs no tools).
+    let ok = env.project_file("ok.json", format!("{}{}", "[".repeat(127), "]".repeat(127)));
+    let out = env.run(&["--data", ok.to_str().unwrap(), "hi"]).code(2);
+    assert!(
+        out.stderr.contains("not an HTTP provider"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn config_tools_keys_are_checked() {
     let env = Env::echo();
     env.write_config(r#"{"default_alias":"echo","tools":{"max_rounds":"many"}}"#);
