@@ -186,8 +186,12 @@ pub(crate) fn run(
         .map(|(id, k)| (k.path.as_str(), id.as_str()))
         .collect();
     let mut seen: HashSet<String> = HashSet::with_capacity(entries.len());
+    // Passages fit the embedding model's input: its limit is in real tokens, and the chunker
+    // counts about 4 bytes a token, the embedder 3 (German and code run denser).
     let budget = embedder.map_or(chunk::DEFAULT_BUDGET, |e| {
-        chunk::DEFAULT_BUDGET.min(e.max_input_tokens() / 2).max(64)
+        chunk::DEFAULT_BUDGET
+            .min(e.max_input_tokens() * 3 / 4)
+            .max(64)
     });
 
     let mut progress = Progress::new(ui, "notes", entries.len() as u64);
@@ -612,15 +616,17 @@ fn replace_note(
 
 /// Embed every passage that has no vector yet, one committed batch at a time.
 fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
-    let todo: Vec<(i64, String, String, String)> = {
+    // Only the IDs and sizes up front: the texts are read a batch at a time, so a sync of a
+    // large folder holds one batch in memory, not every passage.
+    let todo: Vec<(i64, usize)> = {
         let mut st = ix
             .conn
             .prepare(
-                "SELECT c.c, c.heading, c.text, n.title FROM chunks c JOIN notes n ON n.n = c.note
-                 WHERE c.vector IS NULL ORDER BY c.c",
+                "SELECT c, length(CAST(heading AS BLOB)) + length(CAST(text AS BLOB)) + 2
+                 FROM chunks WHERE vector IS NULL ORDER BY c",
             )
             .map_err(|err| ix.damaged(&err))?;
-        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        st.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as usize)))
             .map_err(|err| ix.damaged(&err))?
             .collect::<rusqlite::Result<_>>()
             .map_err(|err| ix.damaged(&err))?
@@ -628,11 +634,7 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
     if todo.is_empty() {
         return Ok(0);
     }
-    let texts: Vec<String> = todo
-        .iter()
-        .map(|(_, heading, text, _)| embed_text(heading, text))
-        .collect();
-    let tokens: Vec<usize> = texts.iter().map(|t| embed::estimate_tokens(t)).collect();
+    let tokens: Vec<usize> = todo.iter().map(|(_, bytes)| bytes.div_ceil(3)).collect();
     let batches = embed::batches(&tokens, e.max_batch(), e.max_batch_tokens());
     let mut progress = Progress::new(ui, "embedding batches", batches.len() as u64);
     let mut dims: Option<usize> = ix.meta("dimensions")?.and_then(|d| d.parse().ok());
@@ -644,11 +646,27 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
             progress.finish();
             return Err(Error::Interrupted);
         }
-        let inputs: Vec<Input<'_>> = range
-            .clone()
-            .map(|j| Input {
-                text: &texts[j],
-                title: Some(todo[j].3.as_str()),
+        let mut texts: Vec<(String, String)> = Vec::with_capacity(range.len());
+        {
+            let mut st = ix
+                .conn
+                .prepare_cached(
+                    "SELECT c.heading, c.text, n.title FROM chunks c JOIN notes n ON n.n = c.note
+                     WHERE c.c = ?1",
+                )
+                .map_err(|err| ix.damaged(&err))?;
+            for j in range.clone() {
+                let (heading, text, title): (String, String, String) = st
+                    .query_row([todo[j].0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .map_err(|err| ix.damaged(&err))?;
+                texts.push((embed_text(&heading, &text), title));
+            }
+        }
+        let inputs: Vec<Input<'_>> = texts
+            .iter()
+            .map(|(text, title)| Input {
+                text,
+                title: Some(title.as_str()),
             })
             .collect();
         let got = e.embed(&inputs, Purpose::Document, None).inspect_err(|_| {
