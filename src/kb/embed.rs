@@ -294,8 +294,14 @@ pub(crate) fn batches(
 
 /// A cautious token estimate for the limits above: one token per 3 bytes of UTF-8 (English runs
 /// ~4 characters a token, German and code fewer), never 0 for a non-empty text.
+#[cfg(test)]
 pub(crate) fn estimate_tokens(text: &str) -> usize {
-    text.len().div_ceil(3)
+    estimate_tokens_of(text.len())
+}
+
+/// [`estimate_tokens`] of a text of `bytes` bytes.
+pub(crate) fn estimate_tokens_of(bytes: usize) -> usize {
+    bytes.div_ceil(3)
 }
 
 /// The per-input limit for a model, in estimated tokens, with a margin.

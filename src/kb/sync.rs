@@ -634,7 +634,10 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
     if todo.is_empty() {
         return Ok(0);
     }
-    let tokens: Vec<usize> = todo.iter().map(|(_, bytes)| bytes.div_ceil(3)).collect();
+    let tokens: Vec<usize> = todo
+        .iter()
+        .map(|(_, bytes)| embed::estimate_tokens_of(*bytes))
+        .collect();
     let batches = embed::batches(&tokens, e.max_batch(), e.max_batch_tokens());
     let mut progress = Progress::new(ui, "embedding batches", batches.len() as u64);
     let mut dims: Option<usize> = ix.meta("dimensions")?.and_then(|d| d.parse().ok());
