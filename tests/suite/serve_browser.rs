@@ -2,7 +2,8 @@
 //! (`support/webdriver.rs`). The model is the test server speaking the OpenAI protocol, its
 //! replies streamed in pieces with pauses so the page visibly streams; the notes are a
 //! knowledge base made with `ai kb add`. Needs Debian's `chromium` and `chromium-driver`
-//! (`.ci/run` installs them); `AI_SKIP_BROWSER=1` skips it where they cannot be had.
+//! (`.ci/run` installs them and sets `AI_REQUIRE_BROWSER=1`); without them, elsewhere, it says
+//! how to install them and is skipped.
 //!
 //! The screenshot is saved in the test's temp target folder; with `AI_UPDATE_SCREENSHOT=1` it
 //! also replaces `docs/screenshot.png`.
