@@ -91,9 +91,10 @@ const COMMON: u64 = 3;
 /// index): `sicherung` in "Datenbanksicherung". A common word is found as itself already.
 const RARE: u64 = 200;
 
-/// Which terms go to which index. BM25 must score every passage a term is in, so a term found
-/// in a third of all passages costs much and ranks little: it is left out when rarer terms
-/// remain. Only rare terms are looked for inside compounds.
+/// Which terms go to which index: the FTS5 expressions for the words index, and the terms to
+/// look for inside longer words. BM25 must score every passage a term is in, so a term found in
+/// a third of all passages costs much and ranks little: it is left out when rarer terms remain.
+/// Only rare terms are looked for inside compounds.
 fn plan(ix: &Index, terms: &[String]) -> Result<(Vec<String>, Vec<String>)> {
     if terms.is_empty() {
         return Ok((Vec::new(), Vec::new()));
@@ -125,10 +126,18 @@ fn plan(ix: &Index, terms: &[String]) -> Result<(Vec<String>, Vec<String>)> {
         .filter(|(_, d)| **d * COMMON <= total)
         .map(|(t, _)| t.clone())
         .collect();
+    // Nothing but common words: they are looked for in titles and headings only (few
+    // passages to score, and where a common word still tells something).
     let words = if telling.is_empty() {
-        terms.to_vec()
+        terms
+            .iter()
+            .map(|t| format!("{{title heading}} : \"{}\"", t.replace('"', "")))
+            .collect()
     } else {
         telling
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "")))
+            .collect()
     };
     let grams = terms
         .iter()
@@ -210,8 +219,8 @@ pub(crate) fn search(
     let terms = terms(query);
     let (words, grams) = plan(ix, &terms)?;
     let mut lists: Vec<(f64, Vec<i64>)> = Vec::with_capacity(3);
-    if let Some(q) = fts_query(&words, 1) {
-        lists.push((W_WORDS, bm25(ix, "words", &q, depth)?));
+    if !words.is_empty() {
+        lists.push((W_WORDS, bm25(ix, "words", &words.join(" OR "), depth)?));
     }
     // Inside longer words, only what is found in few passages: a substring found everywhere
     // (`work` in "network") ranks nothing and would make BM25 score every passage.

@@ -810,3 +810,29 @@ fn echo_shows_the_passages_it_was_given_and_its_dry_run_the_whole_prompt() {
         dry.stdout
     );
 }
+
+#[test]
+fn a_word_in_every_note_still_finds_the_note_about_it() {
+    let env = Env::echo();
+    let dir = env.path("everywhere");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..12 {
+        std::fs::write(
+            dir.join(format!("{i:02}_Note_{i:09x}.md")),
+            format!("# Note {i}\n\nThe backup ran fine on day {i}.\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("99_Backup_policy_abcabcabc.md"),
+        "# Backup policy\n\nKeep seven daily and four weekly copies.\n",
+    )
+    .unwrap();
+    env.run(&["kb", "add", "notes", dir.to_str().unwrap()])
+        .success();
+    let hits = search(&env, "backup");
+    assert_eq!(hits[0]["id"], "abcabcabc", "{hits:?}");
+    // With a telling word beside it, the common one steps aside.
+    let hits = search(&env, "backup day 7");
+    assert!(!hits.is_empty());
+}
