@@ -128,3 +128,67 @@ pub(crate) fn check(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commands(v: Value) -> BTreeMap<String, CommandSpec> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn bad_entries_name_their_key() {
+        let none = McpSettings::default();
+        for (cmds, allow, want) in [
+            (
+                serde_json::json!({"a b": {"command": ["x"]}}),
+                vec![],
+                "tools.commands.a b: a tool name",
+            ),
+            (
+                serde_json::json!({"t": {"command": []}}),
+                vec![],
+                "tools.commands.t.command: give the program",
+            ),
+            (
+                serde_json::json!({"t": {"command": [""]}}),
+                vec![],
+                "tools.commands.t.command",
+            ),
+            (
+                serde_json::json!({"t": {"command": ["x"], "parameters": 3}}),
+                vec![],
+                "tools.commands.t.parameters: expected an object",
+            ),
+            (
+                serde_json::json!({"t": {"command": ["x"], "timeout": 0}}),
+                vec![],
+                "tools.commands.t.timeout: expected a positive number",
+            ),
+            (
+                serde_json::json!({"t": {"command": ["x"]}}),
+                vec!["u".to_owned()],
+                "tools.allow: \"u\" is not a command",
+            ),
+        ] {
+            let e = check(&commands(cmds), &allow, &none).unwrap_err();
+            assert!(e.starts_with(want), "{e}");
+        }
+        let ok = commands(serde_json::json!({"t": {"command": ["x"], "timeout": 1.5}}));
+        assert!(check(&ok, &["t".to_owned()], &none).is_ok());
+        let mcp: McpSettings =
+            serde_json::from_value(serde_json::json!({"servers": {"-x": {"command": "y"}}}))
+                .unwrap();
+        assert!(
+            check(&ok, &[], &mcp)
+                .unwrap_err()
+                .starts_with("mcp.servers.-x")
+        );
+        let mcp: McpSettings =
+            serde_json::from_value(serde_json::json!({"servers": {"x": {"command": ""}}})).unwrap();
+        assert!(check(&ok, &[], &mcp).unwrap_err().contains("x.command"));
+        assert_eq!(seconds(None, MCP_TIMEOUT), MCP_TIMEOUT);
+        assert_eq!(seconds(Some(2.0), MCP_TIMEOUT), Duration::from_secs(2));
+    }
+}

@@ -272,3 +272,16 @@ fn config_of(env: &Env) -> Value {
         json!({})
     }
 }
+
+#[test]
+fn ctrl_c_stops_a_running_command_tool() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "slow", json!({}));
+    let mut ai = env.spawn(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"]);
+    assert!(wait_for_file(&state.join("args"), Duration::from_secs(10)));
+    let tool = read_pid(&state.join("pid"));
+    signal(ai.pid(), libc::SIGINT);
+    let status = ai.wait_status_within(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(130));
+    assert!(wait_gone(tool, Duration::from_secs(3)), "{tool} still runs");
+}

@@ -128,7 +128,8 @@ fn received(state: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(state.join("log"))
         .unwrap_or_default()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        // A line being written is not read yet.
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 
@@ -535,4 +536,22 @@ fn config_of(env: &Env) -> Value {
     } else {
         json!({})
     }
+}
+
+#[test]
+fn ctrl_c_during_an_mcp_call_ends_the_turn_and_stops_the_server() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__hang", "{}")]),
+        Reply::sse(&[&oa_stream("never", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "good", Some(60.0));
+    let mut ai = env.spawn(&["openai:gpt-test", "--mcp", "fake", "hang"]);
+    wait_for("the call to reach the server", || {
+        received(&state).iter().any(|m| m["method"] == "tools/call")
+    });
+    signal(ai.pid(), libc::SIGINT);
+    let status = ai.wait_status_within(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(130));
+    assert_gone(&state);
+    assert_eq!(s.requests().len(), 1);
 }
