@@ -156,7 +156,11 @@ pub(crate) struct RemoteTool {
 pub(crate) struct Server {
     pub(crate) name: String,
     child: Option<Child>,
-    stdin: Option<ChildStdin>,
+    /// Lines for the writer thread, which owns the server's input (so a server that stops
+    /// reading never blocks `ai`: the request times out instead). Dropped: the input closes.
+    stdin: Option<mpsc::Sender<Vec<u8>>>,
+    /// The writer thread could not write: the server closed its input.
+    input_closed: Arc<AtomicBool>,
     lines: Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// The server's stderr has ended (all it printed is in `stderr`).
@@ -246,9 +250,14 @@ pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<Rem
             }
         });
     }
+    let input_closed = Arc::new(AtomicBool::new(false));
     let mut server = Server {
         name: name.to_owned(),
-        stdin: child.stdin.take(),
+        stdin: child
+            .stdin
+            .take()
+            .map(|pipe| writer(pipe, Arc::clone(&input_closed))),
+        input_closed,
         child: Some(child),
         lines,
         stderr,
@@ -276,6 +285,21 @@ pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<Rem
         ))
     })?;
     Ok((server, tools))
+}
+
+/// The writer thread: each line written and flushed, until the sender is dropped or a write
+/// fails (then `closed` is set).
+fn writer(mut pipe: ChildStdin, closed: Arc<AtomicBool>) -> mpsc::Sender<Vec<u8>> {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        for line in rx {
+            if pipe.write_all(&line).and_then(|()| pipe.flush()).is_err() {
+                closed.store(true, Ordering::SeqCst);
+                return;
+            }
+        }
+    });
+    tx
 }
 
 /// The reader thread: one message per line, until the end of the output.
@@ -442,11 +466,9 @@ impl Server {
         }
         let mut line = serde_json::to_vec(frame).unwrap_or_default();
         line.push(b'\n');
-        let written = match self.stdin.as_mut() {
-            Some(pipe) => pipe.write_all(&line).and_then(|()| pipe.flush()),
-            None => Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
-        };
-        written.map_err(|_| self.gone())
+        let sent = !self.input_closed.load(Ordering::SeqCst)
+            && self.stdin.as_ref().is_some_and(|w| w.send(line).is_ok());
+        if sent { Ok(()) } else { Err(self.gone()) }
     }
 
     /// Send a request and wait for its answer until `limit` (or Ctrl+C). Requests of the
