@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= max-tool-rounds= h/help V/version
+    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -31,6 +31,8 @@ complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new
 complete -c ai -n "__fish_ai_needs_command" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
 complete -c ai -n "__fish_ai_needs_command" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
 complete -c ai -n "__fish_ai_needs_command" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_needs_command" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
+complete -c ai -n "__fish_ai_needs_command" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -75,6 +77,8 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -128,6 +132,8 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -175,6 +181,8 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt
 complete -c ai -n "__fish_ai_using_subcommand reply" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand reply" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'

@@ -115,7 +115,7 @@ pub(crate) struct CallArgs {
     #[arg(short = 'i', long)]
     pub(crate) interactive: bool,
 
-    /// Tool calling: --tools, --data, --tools-file, --max-tool-rounds.
+    /// Tool calling: --tools, --data, --tools-file, --tool, --mcp, --max-tool-rounds.
     #[command(flatten)]
     pub(crate) tooling: Box<ToolArgs>,
 }
@@ -134,6 +134,14 @@ pub(crate) struct ToolArgs {
     /// Domain tools over the --data documents, declared in a JSON file.
     #[arg(long, value_name = "FILE")]
     pub(crate) tools_file: Option<PathBuf>,
+
+    /// Offer a command tool of config "tools.commands" (repeat); each run is asked for.
+    #[arg(long = "tool", value_name = "NAME")]
+    pub(crate) tool: Vec<String>,
+
+    /// Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat).
+    #[arg(long = "mcp", value_name = "NAME")]
+    pub(crate) mcp: Vec<String>,
 
     /// Tool rounds per turn, at most (default: config "tools.max_rounds", else 10).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -492,7 +492,7 @@ fn own_error(inv: &Invocation<'_>, status: ExitStatus, msg: &str) -> Error {
 /// thread that started it ends. That thread is the one running [`run`], which lives until the
 /// backend has exited.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn stop_with_parent(cmd: &mut Command) {
+pub(crate) fn stop_with_parent(cmd: &mut Command) {
     let parent = std::process::id();
     // SAFETY: the closure runs in the child between fork and exec and only makes the
     // async-signal-safe calls prctl(2), getppid(2) and _exit(2).
@@ -511,7 +511,7 @@ fn stop_with_parent(cmd: &mut Command) {
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn stop_with_parent(_cmd: &mut Command) {}
+pub(crate) fn stop_with_parent(_cmd: &mut Command) {}
 
 fn failed(text: String, e: Error) -> Outcome {
     Outcome {

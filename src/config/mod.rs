@@ -17,6 +17,7 @@ mod atomic;
 mod check;
 pub(crate) mod kb;
 pub(crate) mod providers;
+pub(crate) mod tools;
 pub(crate) use atomic::{create_temp, remove_stale_temps, write_atomic, write_atomic_unsynced};
 
 /// Default per-call timeout: 20 minutes, as the Python tool had.
@@ -122,6 +123,7 @@ struct Known {
     context_tokens: BTreeMap<String, u64>,
     kb: kb::KbSettings,
     tools: ToolSettings,
+    mcp: tools::McpSettings,
 }
 
 /// Read the keys `ai` knows, each checked on its own so an error names its key path. The
@@ -148,6 +150,9 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
         Some(v) => Some((typed::<f64>(v, "timeout")?, v.clone())),
     };
     map_of(doc, "providers", check_provider)?;
+    let tools: ToolSettings = key(doc, "tools")?.unwrap_or_default();
+    let mcp: tools::McpSettings = key(doc, "mcp")?.unwrap_or_default();
+    tools::check(&tools.commands, &tools.allow, &mcp)?;
     Ok(Known {
         aliases: map_of(doc, "aliases", typed)?,
         default_alias: key(doc, "default_alias")?,
@@ -156,7 +161,8 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
         chat,
         context_tokens: map_of(doc, "context_tokens", |v, path| whole(v, path, 1))?,
         kb: key(doc, "kb")?.unwrap_or_default(),
-        tools: key(doc, "tools")?.unwrap_or_default(),
+        tools,
+        mcp,
     })
 }
 
@@ -212,6 +218,13 @@ pub(crate) struct ToolSettings {
     /// A tools file read by every call that has `--data` (`--tools-file` replaces it).
     #[serde(default)]
     pub(crate) file: Option<PathBuf>,
+    /// Command tools (`tools.commands.NAME`); offered only when named by `--tool NAME` or
+    /// listed in `allow`.
+    #[serde(default)]
+    pub(crate) commands: BTreeMap<String, tools::CommandSpec>,
+    /// Command tools every call offers (to an HTTP provider), without `--tool`.
+    #[serde(default)]
+    pub(crate) allow: Vec<String>,
 }
 
 /// Default `tools.max_rounds`.
@@ -253,6 +266,8 @@ pub(crate) struct Config {
     pub(crate) kb: kb::KbSettings,
     /// Tool calling (`"tools"`).
     pub(crate) tools: ToolSettings,
+    /// MCP servers (`"mcp"`).
+    pub(crate) mcp: tools::McpSettings,
 }
 
 impl Config {
@@ -312,6 +327,7 @@ impl Config {
             context_tokens: known.context_tokens,
             kb: known.kb,
             tools: known.tools,
+            mcp: known.mcp,
         })
     }
 

@@ -5,19 +5,23 @@
 //! - [`kb`]: knowledge bases as tools (`--kb NAME --tools`);
 //! - [`json`]: JSON documents (`--data FILE.json`) and their generic tools;
 //! - [`file`]: domain tools declared in a tools file (`--tools-file FILE`);
+//! - [`command`]: programs declared in config (`tools.commands`, `--tool NAME`), run after a yes;
+//! - [`mcp`]: the tools of MCP servers declared in config (`mcp.servers`, `--mcp NAME`);
 //! - [`schema`]: arguments checked against a tool's parameters.
 //!
 //! Nothing a model sends makes a call fail hard: arguments that are not JSON, an unknown tool,
 //! arguments that do not fit the schema, a tool that fails — each is an error result the model
 //! reads, and the loop goes on.
 
+pub(crate) mod command;
 pub(crate) mod file;
 pub(crate) mod json;
 pub(crate) mod kb;
+pub(crate) mod mcp;
 pub(crate) mod schema;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -47,10 +51,23 @@ pub(crate) struct Setup {
     pub(crate) asked: bool,
     pub(crate) docs: Vec<json::Document>,
     pub(crate) domain: file::Domain,
+    /// Command tools: named by `--tool`, or allowed by config.
+    pub(crate) commands: Vec<command::CommandTool>,
+    /// MCP servers started for this call (`--mcp`), stopped when it is dropped.
+    pub(crate) mcp: Vec<Connected>,
     pub(crate) max_rounds: u32,
 }
 
-/// Read `--data`, `--tools-file` (or config `tools.file`) and the round limit.
+/// A running MCP server and the tools it offers.
+#[derive(Debug)]
+pub(crate) struct Connected {
+    server: Mutex<mcp::Server>,
+    tools: Vec<mcp::RemoteTool>,
+}
+
+/// Read `--data`, `--tools-file` (or config `tools.file`), the command tools (`--tool`, config
+/// `tools.allow`) and the round limit, and start the MCP servers of `--mcp` (a server that
+/// does not start or answer is an error here, before anything is sent).
 pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
     let max_rounds = args
         .tooling
@@ -91,13 +108,59 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
         )?,
         None => file::Domain::default(),
     };
+    let mut reserved = vec![JSON_KEYS, JSON_VALUE, JSON_FIND, kb::LIST, kb::SEARCH];
+    reserved.extend(domain.tools.iter().map(|t| t.name.as_str()));
+    let commands = command::select(config, &args.tooling.tool, &reserved)?;
+    let mut servers = Vec::new();
+    for name in &args.tooling.mcp {
+        if servers.iter().any(|(n, _)| n == &name) {
+            continue;
+        }
+        let Some(spec) = config.mcp.servers.get(name) else {
+            let known: Vec<&str> = config.mcp.servers.keys().map(String::as_str).collect();
+            return Err(Error::usage(format!(
+                "--mcp {}: there is no MCP server of that name",
+                crate::fmt::one_line(name, 64)
+            ))
+            .hint(if known.is_empty() {
+                "declare one in config.json under \"mcp.servers\" (see \"MCP servers\" in the README)".to_owned()
+            } else {
+                format!("the MCP servers in config.json are: {}", known.join(", "))
+            }));
+        };
+        servers.push((name, spec));
+    }
+    // Started last: every check above fails before a server is started.
+    let mut mcp = Vec::new();
+    let mut taken: Vec<String> = reserved.iter().map(|s| (*s).to_owned()).collect();
+    taken.extend(commands.iter().map(|c| c.name.clone()));
+    for (name, spec) in servers {
+        let (server, tools) = mcp::start(name, spec)?;
+        // A name already taken keeps its first owner.
+        let tools: Vec<mcp::RemoteTool> = tools
+            .into_iter()
+            .filter(|t| {
+                let free = !taken.contains(&t.exposed);
+                taken.push(t.exposed.clone());
+                free
+            })
+            .collect();
+        mcp.push(Connected {
+            server: Mutex::new(server),
+            tools,
+        });
+    }
     Ok(Arc::new(Setup {
         kb_tools: args.tooling.tools,
         asked: args.tooling.tools
             || !args.tooling.data.is_empty()
-            || args.tooling.tools_file.is_some(),
+            || args.tooling.tools_file.is_some()
+            || !args.tooling.tool.is_empty()
+            || !args.tooling.mcp.is_empty(),
         docs,
         domain,
+        commands,
+        mcp,
         max_rounds,
     }))
 }
@@ -109,6 +172,8 @@ pub(crate) const PROVIDERS: &str = "openai, openrouter, azure, glm and other Ope
 pub(crate) struct Toolbox {
     pub(crate) defs: Vec<ToolDef>,
     pub(crate) max_rounds: u32,
+    /// `--yolo`: command tools run without asking.
+    pub(crate) yolo: bool,
     setup: Arc<Setup>,
     bases: Option<kb::Bases>,
 }
@@ -142,9 +207,24 @@ impl Toolbox {
                 parameters: t.parameters.clone(),
             });
         }
+        for c in &setup.commands {
+            defs.push(ToolDef {
+                name: c.name.clone(),
+                description: c.description.clone(),
+                parameters: c.parameters.clone(),
+            });
+        }
+        for t in setup.mcp.iter().flat_map(|c| &c.tools) {
+            defs.push(ToolDef {
+                name: t.exposed.clone(),
+                description: t.description.clone(),
+                parameters: t.schema.clone(),
+            });
+        }
         (!defs.is_empty()).then(|| Toolbox {
             defs,
             max_rounds: setup.max_rounds,
+            yolo: false,
             setup: Arc::clone(setup),
             bases,
         })
@@ -320,6 +400,33 @@ impl Toolbox {
                 ))
             }
             name => {
+                if let Some(tool) = setup.commands.iter().find(|t| t.name == name) {
+                    if !self.yolo {
+                        command::confirm(tool, &args)?;
+                    }
+                    let out = command::run(tool, &args, deadline)?;
+                    return Ok(Done {
+                        text: out.text,
+                        line: format!("command {name} … ok"),
+                        bounded: out.cut,
+                    });
+                }
+                let remote = setup.mcp.iter().find_map(|c| {
+                    c.tools
+                        .iter()
+                        .find(|t| t.exposed == name)
+                        .map(|t| (&c.server, t))
+                });
+                if let Some((server, tool)) = remote {
+                    let mut server = server.lock().unwrap_or_else(PoisonError::into_inner);
+                    let text = server.call(&tool.name, args.clone(), deadline)?;
+                    let line = format!(
+                        "mcp {}: {} … ok",
+                        server.name,
+                        crate::fmt::one_line(&tool.name, 64)
+                    );
+                    return Ok(Done::new(text, line));
+                }
                 let Some(tool) = setup.domain.tools.iter().find(|t| t.name == name) else {
                     return Err(format!("the tool {name} is not available in this turn"));
                 };

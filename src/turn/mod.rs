@@ -94,7 +94,7 @@ fn tools_served(opts: &Options, route: &crate::alias::Route) -> Result<()> {
         && !matches!(route.provider, crate::alias::Provider::Http(_))
     {
         return Err(Error::usage(format!(
-            "{} cannot be given the tools ai runs (--tools, --data, --tools-file): it is not an HTTP provider",
+            "{} cannot be given the tools ai runs (--tools, --data, --tools-file, --tool, --mcp): it is not an HTTP provider",
             route.label
         ))
         .hint(format!(

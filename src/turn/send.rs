@@ -87,6 +87,9 @@ pub(super) fn send(
         sink = sink.spinning(&ctx.ui, &opened.route.label);
     }
     let base = prepared.messages.len();
+    if let Some(tools) = prepared.tools.as_mut() {
+        tools.yolo = opened.turn.modes.yolo;
+    }
     let mut total: Option<Usage> = None;
     let mut rounds = 0u32;
     let mut round_tokens = 0u64;

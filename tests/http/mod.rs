@@ -17,4 +17,6 @@ mod requests;
 mod secrets;
 mod streams;
 mod tools;
+mod tools_commands;
+mod tools_mcp;
 mod window_edges;

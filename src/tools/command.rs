@@ -1,0 +1,367 @@
+//! Command tools (config `tools.commands.NAME`): a program the model may run. The arguments
+//! reach it as JSON on standard input, its standard output is the result; it is run as given,
+//! never through a shell, in a process group of its own (so a timeout or Ctrl+C stops all of
+//! it). Because it acts, it is offered only when the call names it (`--tool NAME`) or config
+//! allows it (`tools.allow`), and each run is asked for on the terminal unless `--yolo`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::MAX_RESULT;
+use crate::config::Config;
+use crate::config::tools::{COMMAND_TIMEOUT, seconds};
+use crate::error::{Error, Result};
+use crate::signal::{self, ChildGroup};
+
+/// How long the output pipes may stay open after the program itself has exited.
+const LINGER: Duration = Duration::from_millis(500);
+
+/// Keep at most this much of a program's stderr (its end).
+pub(crate) const STDERR_KEEP: usize = 16 * 1024;
+
+/// One command tool, ready to offer.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandTool {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) parameters: Value,
+    argv: Vec<String>,
+    timeout: Duration,
+}
+
+/// The command tools of a call: those named by `--tool` and those config allows, in that
+/// order. A name that is not configured, or that is one of `reserved` (ai's own tools), is a
+/// usage error.
+pub(crate) fn select(
+    config: &Config,
+    named: &[String],
+    reserved: &[&str],
+) -> Result<Vec<CommandTool>> {
+    let configured = &config.tools.commands;
+    let mut out: Vec<CommandTool> = Vec::new();
+    for name in named.iter().chain(config.tools.allow.iter()) {
+        if out.iter().any(|t| &t.name == name) {
+            continue;
+        }
+        let Some(spec) = configured.get(name) else {
+            let known: Vec<&str> = configured.keys().map(String::as_str).collect();
+            return Err(Error::usage(format!(
+                "--tool {}: there is no command tool of that name",
+                crate::fmt::one_line(name, 64)
+            ))
+            .hint(if known.is_empty() {
+                "declare one in config.json under \"tools.commands\" (see \"Command tools\" in the README)".to_owned()
+            } else {
+                format!("the command tools in config.json are: {}", known.join(", "))
+            }));
+        };
+        if reserved.contains(&name.as_str()) {
+            return Err(Error::config(format!(
+                "tools.commands.{name} has the name of one of ai's own tools"
+            ))
+            .hint("give it another name in config.json"));
+        }
+        out.push(CommandTool {
+            name: name.clone(),
+            description: spec.description.clone(),
+            parameters: spec
+                .parameters
+                .clone()
+                .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+            argv: spec.command.clone(),
+            timeout: seconds(spec.timeout, COMMAND_TIMEOUT),
+        });
+    }
+    Ok(out)
+}
+
+/// Ask on the terminal before `tool` runs with `args`: `Ok` only for an explicit yes. Without
+/// a terminal the answer is no (`not confirmed`).
+pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(), String> {
+    // Several models at once may ask together: one question at a time.
+    static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _asking = ASKING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
+        return Err(format!(
+            "not confirmed: ai asks before it runs the command tool {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
+            tool.name
+        ));
+    };
+    let shown = crate::fmt::one_line(&args.to_string(), 300);
+    let mut out = &tty;
+    let asked = write!(out, "run {} with {shown}? [y/N] ", tool.name).and_then(|()| out.flush());
+    if asked.is_err() {
+        return Err(format!(
+            "not confirmed: ai could not ask on the terminal before it runs {}; it was not run",
+            tool.name
+        ));
+    }
+    let mut answer = String::new();
+    let read = BufReader::new(&tty).read_line(&mut answer);
+    if is_yes(read.ok(), &answer) {
+        Ok(())
+    } else {
+        // End of input leaves the terminal's line unfinished.
+        if !answer.ends_with('\n') {
+            let _ = writeln!(out);
+        }
+        Err(format!(
+            "the user declined: {} was not run. Do not run it again unless the user asks.",
+            tool.name
+        ))
+    }
+}
+
+/// An explicit yes: a whole line (ended by Enter) that is `y` or `yes`. Enter alone, end of
+/// input (Ctrl+D), a line cut short and a read error are no.
+fn is_yes(read: Option<usize>, answer: &str) -> bool {
+    match read {
+        Some(n) if n > 0 && answer.ends_with('\n') => {
+            matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+        }
+        _ => false,
+    }
+}
+
+/// What a run printed: the result text, and whether it was cut here (the text says so).
+pub(crate) struct Output {
+    pub(crate) text: String,
+    pub(crate) cut: bool,
+}
+
+/// Run `tool` with `args` on its standard input, within its timeout (and the turn's
+/// `deadline`). `Err`: the error result (a failed start, a non-zero exit with the tail of its
+/// stderr, the time limit, Ctrl+C).
+pub(crate) fn run(
+    tool: &CommandTool,
+    args: &Value,
+    deadline: Option<Instant>,
+) -> std::result::Result<Output, String> {
+    let name = &tool.name;
+    let mut limit = tool.timeout;
+    if let Some(d) = deadline {
+        limit = limit.min(d.saturating_duration_since(Instant::now()));
+    }
+    if limit.is_zero() {
+        return Err(format!("{name} was not run: the turn has no time left"));
+    }
+    let Some((program, rest)) = tool.argv.split_first() else {
+        return Err(format!("{name} has no command to run"));
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    crate::backend::process::stop_with_parent(&mut cmd);
+    let mut child = cmd.spawn().map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "it was not found".to_owned(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+            _ => e.to_string(),
+        };
+        format!(
+            "{name} could not start `{}`: {why}",
+            crate::fmt::one_line(program, 200)
+        )
+    })?;
+    let group = ChildGroup::register(child.id());
+    #[cfg(target_os = "linux")]
+    let reaper = crate::backend::reaper::Reaper::watch(child.id());
+    let pid = child.id() as i32;
+    let mut input = args.to_string().into_bytes();
+    input.push(b'\n');
+    let timed_out = AtomicBool::new(false);
+    let mut kept: Vec<u8> = Vec::new();
+    let mut total = 0usize;
+    let (status, stderr) = std::thread::scope(|scope| {
+        if let Some(mut pipe) = child.stdin.take() {
+            scope.spawn(move || {
+                // A program that does not read its input closes the pipe: not an error.
+                let _ = pipe.write_all(&input);
+            });
+        }
+        let (reading_tx, reading_rx) = mpsc::channel::<()>();
+        let err_reader = child.stderr.take().map(|pipe| {
+            let reading = reading_tx.clone();
+            scope.spawn(move || {
+                let _reading = reading;
+                read_tail(pipe, STDERR_KEEP)
+            })
+        });
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let timed_out = &timed_out;
+        scope.spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(limit) {
+                timed_out.store(true, Ordering::SeqCst);
+                signal::terminate_group(pid);
+            }
+        });
+        let out = child.stdout.take();
+        let waiter = scope.spawn(move || {
+            let status = child.wait();
+            // Something it left running that still holds its output is stopped, not waited for.
+            if let Err(mpsc::RecvTimeoutError::Timeout) = reading_rx.recv_timeout(LINGER) {
+                signal::terminate_group(pid);
+            }
+            status
+        });
+        if let Some(mut out) = out {
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                match out.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        total += n;
+                        // The rest is read and dropped, so the program never blocks on it.
+                        let room = (2 * MAX_RESULT).saturating_sub(kept.len());
+                        kept.extend_from_slice(&buf[..n.min(room)]);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        drop(reading_tx);
+        let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
+        let status = waiter
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the wait failed")));
+        drop(done_tx);
+        (status, stderr)
+    });
+    #[cfg(target_os = "linux")]
+    drop(reaper);
+    drop(group);
+    let said = tail_lines(&stderr);
+    let with_stderr = |msg: String| match &said {
+        Some(s) => format!("{msg}; its stderr ends with:\n{s}"),
+        None => msg,
+    };
+    if signal::interrupted() {
+        return Err(format!("{name} was stopped: the user interrupted the turn"));
+    }
+    if timed_out.load(Ordering::SeqCst) {
+        return Err(with_stderr(format!(
+            "{name} did not finish within {}; it was stopped",
+            crate::fmt::human_duration(limit)
+        )));
+    }
+    let status = status.map_err(|e| format!("lost track of {name}: {e}"))?;
+    if !status.success() {
+        return Err(with_stderr(format!("{name} failed ({})", how(status))));
+    }
+    let mut text = String::from_utf8_lossy(&kept).into_owned();
+    if total <= kept.len() {
+        return Ok(Output { text, cut: false });
+    }
+    // Room for the note, so the whole result stays under the limit (and is not cut again).
+    let mut at = (MAX_RESULT - 128).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    text.push_str(&format!(
+        "\n… (cut: the output was {} KiB; the first {} KiB are kept.)",
+        total.div_ceil(1024),
+        (at + 512) / 1024
+    ));
+    Ok(Output { text, cut: true })
+}
+
+/// `exit code 3`, `signal 9`.
+pub(crate) fn how(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => "an unknown status".to_owned(),
+    }
+}
+
+/// Read a pipe to its end, keeping its last `keep` bytes.
+pub(crate) fn read_tail(mut pipe: impl Read, keep: usize) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 2 * keep {
+                    kept.drain(..kept.len() - keep);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if kept.len() > keep {
+        kept.drain(..kept.len() - keep);
+    }
+    kept
+}
+
+/// The last non-empty lines of a program's stderr (at most 12, about 2,000 characters),
+/// cleaned of control sequences; `None` when it printed nothing.
+pub(crate) fn tail_lines(bytes: &[u8]) -> Option<String> {
+    let text = crate::output::sanitize(&String::from_utf8_lossy(bytes));
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let mut out = lines[lines.len().saturating_sub(12)..].join("\n");
+    if out.len() > 2000 {
+        let mut cut = out.len() - 2000;
+        while !out.is_char_boundary(cut) {
+            cut += 1;
+        }
+        out = format!("…{}", &out[cut..]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_explicit_yes_runs() {
+        for yes in ["y\n", "Y\n", "yes\n", " yes \r\n"] {
+            assert!(is_yes(Some(yes.len()), yes), "{yes:?}");
+        }
+        for no in ["\n", "", "y", "n\n", "no\n", "\u{4}\n", "yy\n"] {
+            assert!(!is_yes(Some(no.len()), no), "{no:?}");
+        }
+        assert!(!is_yes(None, "y\n"));
+    }
+
+    #[test]
+    fn the_tail_of_stderr_is_short_and_clean() {
+        assert_eq!(tail_lines(b""), None);
+        assert_eq!(tail_lines(b"\n  \n"), None);
+        let many: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        let t = tail_lines(many.as_bytes()).unwrap();
+        assert!(t.starts_with("line 28\n") && t.ends_with("line 39"), "{t}");
+        let t = tail_lines("é".repeat(3000).as_bytes()).unwrap();
+        assert!(t.starts_with('…') && t.len() <= 2004, "{}", t.len());
+        assert_eq!(tail_lines(b"\x1b[31mred\x1b[0m").unwrap(), "red");
+        assert_eq!(read_tail(&b"abcdef"[..], 3), b"def");
+    }
+}

@@ -1,0 +1,287 @@
+//! Command tools (config `tools.commands`, `--tool NAME`, `tools.allow`) against the scripted
+//! server and a fake program that records what it got: the arguments arrive as JSON on stdin,
+//! stdout is the result, a non-zero exit and a timeout are error results; a tool not named is
+//! not offered; without a terminal and without --yolo nothing runs; on a terminal the question
+//! is asked and only "y" runs it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// The fake program: `$1` its behaviour, `$2` a folder where it writes its pid and its stdin.
+const FAKE_TOOL: &str = r#"
+echo $$ > "$2/pid"
+case "$1" in
+  ok) cat > "$2/args"; printf 'disk: 42 GB free\n' ;;
+  fail) cat > "$2/args"; echo 'partial'; echo 'du: cannot access /nope' >&2; exit 4 ;;
+  slow) cat > "$2/args"; echo 'about to wait' >&2; exec /bin/sleep 30 ;;
+  big) cat > "$2/args"; /usr/bin/head -c 100000 /dev/zero | /usr/bin/tr '\0' 'x' ;;
+esac
+"#;
+
+/// A world pointed at `server` with the command tool `disk` (the fake in `mode`); the
+/// fake's folder is returned.
+fn world(server: &Server, mode: &str, extra: Value) -> (Env, PathBuf) {
+    let env = Env::for_provider("openai", server);
+    let script = env.path("fake_tool.sh");
+    std::fs::write(&script, FAKE_TOOL).unwrap();
+    let state = env.path("tool_state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut spec = json!({
+        "description": "Free space of a disk",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                       "required": ["path"]},
+        "command": ["/bin/sh", script.to_str().unwrap(), mode, state.to_str().unwrap()]});
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            spec[k] = v;
+        }
+    }
+    let mut config = config_of(&env);
+    config["tools"]["commands"]["disk"] = spec;
+    env.write_config(&config.to_string());
+    (env, state)
+}
+
+/// OpenAI: one call of `disk`.
+fn disk_call() -> String {
+    let call = json!({"index": 0, "id": "call_1", "type": "function",
+        "function": {"name": "disk", "arguments": "{\"path\":\"/tmp\"}"}});
+    let mut out = data(
+        &json!({"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[call]},"finish_reason":null}]})
+            .to_string(),
+    );
+    out.push_str(&data(
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn script() -> Vec<Reply> {
+    vec![
+        Reply::sse(&[&disk_call()]),
+        Reply::sse(&[&oa_stream("Plenty of space.", 1, 1)]),
+    ]
+}
+
+fn the_result(env: &Env) -> Value {
+    let round = env
+        .only_chat()
+        .into_iter()
+        .find(|r| r["type"] == "round")
+        .expect("a round");
+    round["results"][0].clone()
+}
+
+#[test]
+fn with_yolo_the_arguments_arrive_on_stdin_and_stdout_is_the_result() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "ok", json!({}));
+    let out = env
+        .run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    assert_eq!(out.stdout, "Plenty of space.\n");
+    assert!(out.stderr.contains("command disk … ok"), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(state.join("args")).unwrap(),
+        "{\"path\":\"/tmp\"}\n"
+    );
+    let first = s.requests()[0].json();
+    let tool = &first["tools"][0]["function"];
+    assert_eq!(tool["name"], "disk");
+    assert_eq!(tool["description"], "Free space of a disk");
+    assert_eq!(tool["parameters"]["required"], json!(["path"]));
+    let r = the_result(&env);
+    assert_ne!(r["error"], true);
+    assert_eq!(r["content"], "disk: 42 GB free\n");
+    let m = s.requests()[1].json()["messages"].clone();
+    let last = m.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "disk: 42 GB free\n");
+}
+
+#[test]
+fn a_command_tool_not_named_is_not_offered_and_config_can_allow_it() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("No tools.", 1, 1)]),
+        Reply::sse(&[&disk_call()]),
+        Reply::sse(&[&oa_stream("Allowed.", 1, 1)]),
+    ]);
+    let (env, state) = world(&s, "ok", json!({}));
+    env.run(&["openai:gpt-test", "--yolo", "free space?"])
+        .success();
+    assert!(s.requests()[0].json().get("tools").is_none());
+    assert!(!state.join("pid").exists());
+    let mut config = env.config();
+    config["tools"]["allow"] = json!(["disk"]);
+    env.write_config(&config.to_string());
+    let out = env
+        .run(&["openai:gpt-test", "yolo", "free space?"])
+        .success();
+    assert_eq!(out.stdout, "Allowed.\n");
+    assert_eq!(
+        s.requests()[1].json()["tools"][0]["function"]["name"],
+        "disk"
+    );
+    assert!(state.join("args").exists());
+    // `tools.allow` naming no command is a config error.
+    config["tools"]["allow"] = json!(["nope"]);
+    env.write_config(&config.to_string());
+    let out = env.run(&["openai:gpt-test", "hi"]).code(3);
+    assert!(
+        out.stderr.contains("tools.allow: \"nope\""),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn without_a_terminal_and_without_yolo_nothing_runs() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "ok", json!({}));
+    let out = env
+        .run(&["openai:gpt-test", "--tool", "disk", "free space?"])
+        .success();
+    assert_eq!(out.stdout, "Plenty of space.\n");
+    let r = the_result(&env);
+    assert_eq!(r["error"], true);
+    assert!(
+        r["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("not confirmed: "),
+        "{r}"
+    );
+    assert!(
+        out.stderr.contains("disk … error: not confirmed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!state.join("pid").exists(), "the command ran");
+}
+
+#[test]
+fn a_non_zero_exit_is_an_error_result_with_the_end_of_stderr() {
+    let s = Server::start(script());
+    let (env, _) = world(&s, "fail", json!({}));
+    env.run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    let r = the_result(&env);
+    assert_eq!(r["error"], true);
+    let text = r["content"].as_str().unwrap();
+    assert!(text.starts_with("disk failed (exit code 4)"), "{text}");
+    assert!(text.contains("du: cannot access /nope"), "{text}");
+}
+
+#[test]
+fn a_command_past_its_timeout_is_stopped() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "slow", json!({"timeout": 0.5}));
+    env.run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    let r = the_result(&env);
+    assert_eq!(r["error"], true);
+    let text = r["content"].as_str().unwrap();
+    assert!(text.contains("disk did not finish within"), "{text}");
+    assert!(text.contains("about to wait"), "{text}");
+    let pid = read_pid(&state.join("pid"));
+    assert!(wait_gone(pid, Duration::from_secs(3)), "{pid} still runs");
+}
+
+#[test]
+fn a_long_output_is_cut_with_a_note() {
+    let s = Server::start(script());
+    let (env, _) = world(&s, "big", json!({}));
+    env.run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    let r = the_result(&env);
+    assert_ne!(r["error"], true);
+    assert_eq!(r["truncated"], true);
+    let text = r["content"].as_str().unwrap();
+    assert!(text.starts_with("xxxx"), "{}", &text[..10]);
+    assert!(
+        text.ends_with("(cut: the output was 98 KiB; the first 32 KiB are kept.)"),
+        "{}",
+        &text[text.len() - 80..]
+    );
+}
+
+#[test]
+fn an_unknown_tool_name_is_a_usage_error() {
+    let s = Server::start(vec![]);
+    let (env, _) = world(&s, "ok", json!({}));
+    let out = env.run(&["openai:gpt-test", "--tool", "rm", "hi"]).code(2);
+    assert!(
+        out.stderr
+            .contains("error: --tool rm: there is no command tool of that name"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hint: the command tools in config.json are: disk"),
+        "{}",
+        out.stderr
+    );
+    assert!(s.requests().is_empty());
+    // A CLI backend cannot be given one.
+    let out = env.run(&["echo", "--tool", "disk", "hi"]).code(2);
+    assert!(
+        out.stderr.contains("not an HTTP provider"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn on_a_terminal_the_question_is_asked_and_no_or_ctrl_d_declines() {
+    for (keys, runs) in [("n\r", false), ("\x04", false), ("y\r", true)] {
+        let s = Server::start(script());
+        let (env, state) = world(&s, "ok", json!({}));
+        let mut term = Terminal::start(&env, "openai:gpt-test --tool disk 'free space?'");
+        term.expect("run disk with {\"path\":\"/tmp\"}? [y/N] ");
+        term.send(keys);
+        term.expect("Plenty of space.");
+        let (code, screen) = term.finish();
+        assert_eq!(code, Some(0), "{keys:?}: {screen}");
+        let r = the_result(&env);
+        assert_eq!(state.join("args").exists(), runs, "{keys:?}: {screen}");
+        if runs {
+            assert_eq!(r["content"], "disk: 42 GB free\n");
+        } else {
+            assert_eq!(r["error"], true);
+            assert!(
+                r["content"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("the user declined"),
+                "{r}"
+            );
+        }
+    }
+}
+
+/// The world's config.json, or an empty object when there is none yet.
+fn config_of(env: &Env) -> Value {
+    if env.config_path().exists() {
+        env.config()
+    } else {
+        json!({})
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_running_command_tool() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "slow", json!({}));
+    let mut ai = env.spawn(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"]);
+    assert!(wait_for_file(&state.join("args"), Duration::from_secs(10)));
+    let tool = read_pid(&state.join("pid"));
+    signal(ai.pid(), libc::SIGINT);
+    let status = ai.wait_status_within(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(130));
+    assert!(wait_gone(tool, Duration::from_secs(3)), "{tool} still runs");
+}
