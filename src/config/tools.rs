@@ -92,7 +92,7 @@ pub(crate) fn check(
 ) -> Result<(), String> {
     for (name, c) in commands {
         let path = format!("tools.commands.{name}");
-        if !crate::tools::file::valid_name(name) {
+        if !valid_tool_name(name) {
             return Err(format!(
                 "{path}: a tool name takes letters, digits, _ and - (at most 64)"
             ));
@@ -127,6 +127,15 @@ pub(crate) fn check(
         check_timeout(s.timeout, &path)?;
     }
     Ok(())
+}
+
+/// A tool name every provider accepts: letters, digits, `_` and `-`, up to 64.
+pub(crate) fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 #[cfg(test)]

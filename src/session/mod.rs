@@ -119,10 +119,27 @@ fn refuse(args: &CallArgs) -> Result<()> {
         (args.run, "--run"),
         (!args.files.is_empty(), "--file"),
     ];
-    match refused.iter().find(|(given, _)| *given) {
-        Some((_, name)) => Err(Error::usage(format!("-i cannot be used with {name}")).hint(
+    if let Some((_, name)) = refused.iter().find(|(given, _)| *given) {
+        return Err(Error::usage(format!("-i cannot be used with {name}")).hint(
             "a session streams each reply and saves every line in its chat; leave out one of them",
-        )),
+        ));
+    }
+    // Tool calling is not offered in a session yet: refused rather than quietly left out.
+    let t = &args.tooling;
+    let tools = [
+        (t.tools, "--tools"),
+        (!t.data.is_empty(), "--data"),
+        (t.tools_file.is_some(), "--tools-file"),
+        (!t.tool.is_empty(), "--tool"),
+        (!t.mcp.is_empty(), "--mcp"),
+        (t.max_tool_rounds.is_some(), "--max-tool-rounds"),
+    ];
+    match tools.iter().find(|(given, _)| *given) {
+        Some((_, name)) => Err(
+            Error::usage(format!("-i does not offer tools yet ({name})")).hint(
+                "ask with tools one call at a time: ai MODEL --data FILE \"…\" (or ai chat ID …)",
+            ),
+        ),
         None => Ok(()),
     }
 }

@@ -80,14 +80,7 @@ pub(crate) struct Domain {
 /// their names.
 const RESERVED_ARGS: &[&str] = &["document"];
 
-/// A tool name every provider accepts: letters, digits, `_` and `-`, up to 64.
-pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
+pub(crate) use crate::config::tools::valid_tool_name as valid_name;
 
 /// Read a tools file. `two`: two `--data` documents were given (the tools then take a
 /// `document` argument).

@@ -423,6 +423,20 @@ fn what_a_session_cannot_take_is_refused() {
             out.stderr
         );
     }
+    for args in [
+        &["-i", "--tools"][..],
+        &["-i", "--data", "x.json"],
+        &["-i", "--mcp", "srv"],
+        &["-i", "--tool", "grep"],
+    ] {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("-i does not offer tools yet"),
+            "{}",
+            out.stderr
+        );
+    }
     for (args, says) in [
         ("-i echo what is this", "not a prompt"),
         ("-i echo sonnet", "one model"),

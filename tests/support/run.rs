@@ -133,6 +133,19 @@ impl Cmd {
         } else if !self.stdin_set {
             self.inner.stdin(Stdio::null());
         }
+        // A session of its own: no controlling terminal, so `cargo test` run from a terminal
+        // behaves as in CI (nothing can ask on /dev/tty, where no one would answer). Tests that
+        // want a terminal give it one (`on_terminal`, `Terminal`).
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                self.inner.pre_exec(|| {
+                    libc::setsid();
+                    Ok(())
+                });
+            }
+        }
         let call = Call {
             label,
             args: self.words,
