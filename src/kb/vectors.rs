@@ -83,11 +83,31 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     max / 127.0
 }
 
+#[cfg(test)]
 fn dot8(a: &[i8], b: &[i8]) -> i32 {
     a.iter()
         .zip(b)
         .map(|(x, y)| i32::from(*x) * i32::from(*y))
         .sum()
+}
+
+/// [`dot8`] of a stored vector (its bytes as read) with the query, in lanes of 16 that the
+/// compiler turns into vector instructions.
+fn dot8_bytes(a: &[u8], b: &[i8]) -> i32 {
+    const LANES: usize = 16;
+    let mut acc = [0i32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..LANES {
+            acc[i] += i32::from(x[i] as i8) * i32::from(y[i]);
+        }
+    }
+    let mut sum: i32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        sum += i32::from(*x as i8) * i32::from(*y);
+    }
+    sum
 }
 
 /// Write the side file from the BLOBs (to a temporary file, then renamed over).
@@ -199,30 +219,35 @@ fn scan_side_file(index: &Index, query: &[f32], want: usize) -> Result<Option<Ve
     }
     let mut q = Vec::with_capacity(dims);
     let qscale = quantize(query, &mut q);
-    let mut rec = vec![0u8; 12 + dims];
+    let size = 12 + dims;
+    // Records are read a block at a time and scored in place.
+    let per_block = ((1 << 20) / size).max(1);
+    let mut block = vec![0u8; per_block * size];
     // A min-heap of the best `want` (score, chunk).
     let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Score, i64)>> =
         std::collections::BinaryHeap::with_capacity(want + 1);
-    let mut v8: Vec<i8> = vec![0; dims];
-    for _ in 0..count {
-        if r.read_exact(&mut rec).is_err() {
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(per_block);
+        let bytes = &mut block[..n * size];
+        if r.read_exact(bytes).is_err() {
             return Ok(None);
         }
-        let c = i64::from_le_bytes(rec[0..8].try_into().unwrap_or_default());
-        let scale = f32::from_le_bytes(rec[8..12].try_into().unwrap_or_default());
-        for (d, s) in v8.iter_mut().zip(&rec[12..]) {
-            *d = *s as i8;
+        for rec in bytes.chunks_exact(size) {
+            let c = i64::from_le_bytes(rec[0..8].try_into().unwrap_or_default());
+            let scale = f32::from_le_bytes(rec[8..12].try_into().unwrap_or_default());
+            let score = dot8_bytes(&rec[12..], &q) as f32 * scale * qscale;
+            let item = std::cmp::Reverse((Score(score), c));
+            if heap.len() < want {
+                heap.push(item);
+            } else if let Some(min) = heap.peek()
+                && item.0.0 > min.0.0
+            {
+                heap.pop();
+                heap.push(item);
+            }
         }
-        let score = dot8(&v8, &q) as f32 * scale * qscale;
-        let item = std::cmp::Reverse((Score(score), c));
-        if heap.len() < want {
-            heap.push(item);
-        } else if let Some(min) = heap.peek()
-            && item.0.0 > min.0.0
-        {
-            heap.pop();
-            heap.push(item);
-        }
+        left -= n;
     }
     Ok(Some(heap.into_iter().map(|r| r.0.1).collect()))
 }
@@ -292,6 +317,14 @@ mod tests {
         let ac = dot8(&qa, &qc) as f32 * sa * sc;
         assert!((ab - dot(&a, &b)).abs() < 0.02, "{ab}");
         assert!(ab > ac);
+    }
+
+    #[test]
+    fn the_lane_dot_is_the_plain_dot() {
+        let a: Vec<i8> = (0..777).map(|i| ((i * 37) % 255 - 127) as i8).collect();
+        let b: Vec<i8> = (0..777).map(|i| ((i * 11) % 255 - 127) as i8).collect();
+        let bytes: Vec<u8> = a.iter().map(|x| *x as u8).collect();
+        assert_eq!(dot8_bytes(&bytes, &b), dot8(&a, &b));
     }
 
     #[test]
