@@ -236,7 +236,7 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
     drop(slot);
     match (&outcome.ending, done, error) {
         (Ending::Exited(0), Some(mut answer), _) => {
-            with_html(&mut answer);
+            with_html(&mut answer, &shared.signer);
             conn.json(200, &answer, &[]);
         }
         (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
@@ -291,7 +291,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
             Ok(Line::Tool { call }) => write_event(&mut w, "tool", &call),
             Ok(Line::Done { mut answer }) => {
                 finished = true;
-                done_events(&mut w, &mut answer)
+                done_events(&mut w, &mut answer, &shared.signer)
             }
             Ok(Line::Error {
                 error,
@@ -357,19 +357,22 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
 fn done_events(
     w: &mut impl std::io::Write,
     answer: &mut Map<String, Value>,
+    signer: &super::sign::Signer,
 ) -> std::io::Result<()> {
+    with_html(answer, signer);
     if let Some(sources) = answer
         .get("sources")
         .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()))
     {
         write_event(w, "sources", &json!({ "sources": sources }))?;
     }
-    with_html(answer);
     write_event(w, "done", answer)
 }
 
-/// The reply rendered as HTML (`html`), for the page: model text never becomes markup there.
-fn with_html(answer: &mut Map<String, Value>) {
+/// The reply rendered as HTML (`html`), for the page: model text never becomes markup there;
+/// and each source given its signed `url` (a plain link that opens the note).
+fn with_html(answer: &mut Map<String, Value>, signer: &super::sign::Signer) {
+    super::sign::sign_sources(signer, answer.get_mut("sources"));
     if let Some(reply) = answer.get("reply").and_then(Value::as_str) {
         let html = super::render::markdown(reply);
         answer.insert("html".into(), Value::String(html));

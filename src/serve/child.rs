@@ -85,6 +85,9 @@ pub(super) fn start(
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env("NO_COLOR", "1")
+        // The server's secret is no child's business, nor its backends' (agent CLIs and the
+        // commands they run): it could end up in their logs, or be printed on request.
+        .env_remove("AI_CLI_SERVER_TOKEN")
         .process_group(0)
         .stdin(if stdin.is_some() {
             Stdio::piped()

@@ -17,7 +17,7 @@ mod notes;
 mod page;
 mod render;
 mod routes;
-mod session;
+mod sign;
 
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -65,8 +65,8 @@ struct Shared {
     calls: AtomicUsize,
     /// Connections open now.
     connections: AtomicUsize,
-    /// The page's sessions (cookies traded for the token).
-    sessions: session::Sessions,
+    /// Signs the URLs of sources (plain links to notes, which carry no header).
+    signer: sign::Signer,
 }
 
 /// How long a connection may take to read an answer before it counts as gone.
@@ -112,7 +112,7 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         limits: opts.limits,
         calls: AtomicUsize::new(0),
         connections: AtomicUsize::new(0),
-        sessions: session::Sessions::new(addr.port()),
+        signer: sign::Signer::new(),
     });
     accept_loop(&listener, &shared);
     // Interrupted: the calls under way were told to stop (the signal thread passed the signal

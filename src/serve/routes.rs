@@ -111,37 +111,23 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             _ => not_allowed(conn, "GET"),
         };
     }
-    // The page itself, its script and its style hold no secret: they load before the token
-    // is traded for a session.
+    // The page itself, its script and its style hold no secret: they load before the page
+    // has the token.
     if let Some(conn) = super::page::asset(conn, method, &head.path) {
-        session_or_api(conn, &head, &segments, shared);
+        authorized_api(conn, &head, &segments, shared);
     }
 }
 
-/// `POST /session`, and every endpoint that needs the token (or a session).
-fn session_or_api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
-    let method = head.method.as_str();
+/// Every endpoint that needs the token: the bearer header, or for `GET /kb/NAME/note/ID`
+/// alone, a `sig` made for that exact path ([`super::sign`]).
+fn authorized_api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
     let bearer = shared
         .token
         .as_ref()
         .is_none_or(|t| guard::authorized(head.header("authorization"), t));
-    if segments == ["session"] {
-        if method != "POST" {
-            return not_allowed(conn, "POST");
-        }
-        if !bearer {
-            return unauthorized(conn);
-        }
-        let Some((conn, _)) = json_body(conn, head) else {
-            return;
-        };
-        if shared.token.is_none() {
-            return conn.json(200, &json!({"session": false}), &[]);
-        }
-        let cookie = shared.sessions.open();
-        return conn.json(200, &json!({"session": true}), &[("Set-Cookie", &cookie)]);
-    }
-    if !bearer && !shared.sessions.valid(head.header("cookie")) {
+    let note = head.method == "GET" && matches!(segments, ["kb", _, "note", _, ..]);
+    let signed = note && shared.signer.valid(&head.path, &head.query);
+    if !(bearer || signed) {
         return unauthorized(conn);
     }
     if segments.first() == Some(&"kb") {
@@ -238,7 +224,7 @@ fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
             404,
             "no such endpoint",
             Some(
-                "GET /, /health, /models, /providers, /chats, /chats/ID, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /session, /call, /chats/ID/rename; DELETE /chats/ID",
+                "GET /, /health, /models, /providers, /chats, /chats/ID, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /call, /chats/ID/rename; DELETE /chats/ID",
             ),
         ),
     }
@@ -337,7 +323,7 @@ fn management(conn: Conn, shared: &Shared, args: &[&str], shape: Shape) {
     let answer = match shape {
         Shape::Fixed(v) => v,
         shape => match serde_json::from_slice::<Value>(&out) {
-            Ok(v) => reshape(v, shape),
+            Ok(v) => reshape(v, shape, &shared.signer),
             Err(_) => return not_json(conn),
         },
     };
@@ -397,7 +383,7 @@ pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn
     }
 }
 
-fn reshape(v: Value, shape: Shape) -> Value {
+fn reshape(v: Value, shape: Shape, signer: &super::sign::Signer) -> Value {
     match (shape, v) {
         (Shape::ChatList, Value::Array(rows)) => {
             #[derive(Deserialize, Serialize)]
@@ -438,8 +424,11 @@ fn reshape(v: Value, shape: Shape) -> Value {
                         .then(|| m.get("content").and_then(Value::as_str))
                         .flatten()
                         .map(super::render::markdown);
-                    if let (Some(html), Value::Object(fields)) = (html, &mut m) {
-                        fields.insert("html".into(), Value::String(html));
+                    if let Value::Object(fields) = &mut m {
+                        if let Some(html) = html {
+                            fields.insert("html".into(), Value::String(html));
+                        }
+                        super::sign::sign_sources(signer, fields.get_mut("sources"));
                     }
                     m
                 })
@@ -519,17 +508,22 @@ mod tests {
 
     #[test]
     fn chat_lists_and_chats_are_reshaped() {
+        let signer = super::super::sign::Signer::new();
         let rows = json!([{"id":"K7Q","model":"echo","turns":2,"last_used":5,"title":"t"}]);
         assert_eq!(
-            reshape(rows, Shape::ChatList),
+            reshape(rows, Shape::ChatList, &signer),
             json!([{"id":"K7Q","title":"t","model":"echo","turns":2,"updated":5}])
         );
         let chat = json!({"id":"K7Q","records":[
             {"type":"message","role":"user","content":"a"},
+            {"type":"message","role":"assistant","content":"r","sources":[{"kb":"k","id":"1"}]},
             {"type":"summary","content":"s"},
             {"type":"pending","content":"b"}]});
-        let shown = reshape(chat, Shape::Chat);
-        assert_eq!(shown["messages"].as_array().unwrap().len(), 2);
+        let shown = reshape(chat, Shape::Chat, &signer);
+        assert_eq!(shown["messages"].as_array().unwrap().len(), 3);
+        let url = shown["messages"][1]["sources"][0]["url"].as_str().unwrap();
+        let (path, query) = url.split_once('?').unwrap();
+        assert!(signer.valid(path, query), "{url}");
         assert_eq!(shown["records"].as_array().unwrap().len(), 1);
     }
 

@@ -107,14 +107,15 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
             .contains("missing or wrong bearer token"),
         "{refused}"
     );
-    // The token in the fragment is traded for a session, then taken out of the address.
+    // The token in the fragment is kept in the tab's sessionStorage (no cookie), then taken
+    // out of the address.
     browser.go(&format!("{base}/?from=url#token={TOKEN}"));
     browser.wait("the page", "return document.body.dataset.ready === '1'");
     assert_eq!(browser.script("return location.hash", json!([])), "");
+    assert_eq!(browser.script("return document.cookie", json!([])), "");
     assert_eq!(
-        browser.script("return document.cookie", json!([])),
-        "",
-        "the session cookie is HttpOnly"
+        browser.script("return sessionStorage.getItem('ai_token')", json!([])),
+        TOKEN
     );
 
     // The pickers are filled from /models and /kb.
@@ -159,7 +160,13 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
             "{LAST} const a = b.querySelector('a.source'); return a && a.getAttribute('href')"
         ),
     );
-    assert_eq!(href, "/kb/notes/note/c3d4e5f60");
+    // A signed link (a plain link carries no token).
+    assert!(
+        href.as_str()
+            .unwrap()
+            .starts_with("/kb/notes/note/c3d4e5f60?sig="),
+        "{href}"
+    );
 
     // Continue the chat.
     browser.type_into("#prompt", "And how long?\u{E007}");
@@ -186,7 +193,7 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     let messages = asked[1].json()["messages"].as_array().unwrap().len();
     assert!(messages >= 4, "{messages} messages");
 
-    // A source link opens the note, rendered (the cookie authorises the plain link).
+    // A source link opens the note, rendered (its signature authorises the plain link).
     browser.go(&format!("{base}{}", href.as_str().unwrap()));
     let title = browser.wait(
         "the note",

@@ -312,3 +312,24 @@ fn stopping_the_server_stops_its_calls_which_save_what_they_have() {
     let a = parse_answer(&raw);
     assert_eq!(a.status, 503, "{a:?}");
 }
+
+#[test]
+fn no_child_or_backend_is_given_the_server_token() {
+    // S3: the token from the environment stays with the server.
+    let env = Env::echo();
+    env.fake(
+        "gemini",
+        r#"/bin/cat > /dev/null
+echo "token=${AI_CLI_SERVER_TOKEN:-none}""#,
+    );
+    let s = serve(&env, &[], &[("AI_CLI_SERVER_TOKEN", TOKEN)]);
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"gemini","prompt":"env?","no_chat":true}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json(&body)["reply"], "token=none\n", "{body}");
+}
