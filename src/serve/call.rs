@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::Shared;
 use super::child::{self, Ending, Flow, Outcome};
 use super::http::{Conn, Head, write_event};
-use super::routes::{cannot_start, ended_early, fail, fail_with, scraped};
+use super::routes::{cannot_start, ended_early, fail, fail_in_chat, fail_with, scraped, stopped};
 
 /// The body of POST /call.
 #[derive(Debug, Deserialize)]
@@ -67,6 +67,9 @@ enum Line {
         #[serde(default)]
         hint: Option<String>,
         exit_code: i32,
+        /// The chat the call wrote to.
+        #[serde(default)]
+        chat: Option<String>,
     },
 }
 
@@ -76,6 +79,21 @@ struct ErrorEvent<'a> {
     error: &'a str,
     hint: Option<&'a str>,
     exit_code: Option<i32>,
+    /// The chat the call wrote to (its prompt pending, or a partial reply): continue it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat: Option<&'a str>,
+}
+
+/// The chat named by the error line among the lines a child wrote while it was stopped.
+fn late_chat(outcome: &Outcome) -> Option<String> {
+    outcome
+        .late
+        .iter()
+        .rev()
+        .find_map(|l| match serde_json::from_slice::<Line>(l) {
+            Ok(Line::Error { chat, .. }) => chat,
+            _ => None,
+        })
 }
 
 /// HTTP status for an `ai` call's exit code.
@@ -210,10 +228,12 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
     }
 }
 
-/// A running call answered in one JSON object when it ends.
+/// A running call answered in one JSON object when it ends. The pieces are not kept: the done
+/// line holds the whole reply (and is held whatever `--max-output` says: the reply is saved
+/// by then, and a saved reply is never reported as failed).
 fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Shared) {
     let mut done: Option<Map<String, Value>> = None;
-    let mut error: Option<(String, Option<String>, i32)> = None;
+    let mut error: Option<(String, Option<String>, i32, Option<String>)> = None;
     let outcome = running.supervise(
         Some(&conn.stream),
         shared.limits.call_timeout,
@@ -224,9 +244,8 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                     error: e,
                     hint,
                     exit_code,
-                }) => error = Some((e, hint, exit_code)),
-                // The pieces are not kept: the done line holds the whole reply (and its
-                // tool_calls).
+                    chat,
+                }) => error = Some((e, hint, exit_code, chat)),
                 Ok(Line::Delta { .. } | Line::Tool { .. }) | Err(_) => {}
             }
             Flow::Go
@@ -239,14 +258,15 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
             with_html(&mut answer, &shared.signer);
             conn.json(200, &answer, &[]);
         }
-        (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
+        (Ending::Exited(code), _, Some((message, hint, exit_code, chat))) => {
             let status = call_status(if *code == 0 { exit_code } else { *code });
-            fail_with(
+            fail_in_chat(
                 conn,
                 status,
                 &message,
                 hint.as_deref(),
                 Some(exit_code),
+                chat.as_deref(),
                 &[],
             );
         }
@@ -261,7 +281,7 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                 &[],
             );
         }
-        (ending, _, _) => ended_early(conn, ending, shared),
+        (ending, _, _) => ended_early(conn, ending, late_chat(&outcome).as_deref(), shared),
     }
 }
 
@@ -297,6 +317,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
                 error,
                 hint,
                 exit_code,
+                chat,
             }) => {
                 finished = true;
                 write_event(
@@ -306,6 +327,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
                         error: &error,
                         hint: hint.as_deref(),
                         exit_code: Some(exit_code),
+                        chat: chat.as_deref(),
                     },
                 )
             }
@@ -318,28 +340,16 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
     });
     drop(slot);
     if !finished {
+        let chat = late_chat(&outcome);
         let (message, hint, code) = match &outcome.ending {
             Ending::Exited(code) => {
                 let (m, h) = failure(&outcome, *code);
                 (m, h, Some(*code))
             }
-            Ending::Gone => return,
-            Ending::TimedOut => (
-                format!(
-                    "the call took longer than {} s, so it was stopped; a partial reply is kept in its chat",
-                    shared.limits.call_timeout.as_secs()
-                ),
-                Some("ai serve --call-timeout SECS allows longer calls".to_owned()),
-                None,
-            ),
-            Ending::TooLarge => (
-                format!(
-                    "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped",
-                    shared.limits.max_output
-                ),
-                Some("ai serve --max-output BYTES allows more".to_owned()),
-                None,
-            ),
+            ending => match stopped(ending, chat.is_some(), shared) {
+                Some((_, m, h)) => (m, Some(h.to_owned()), None),
+                None => return,
+            },
         };
         let _ = conn.event(
             "error",
@@ -347,6 +357,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
                 error: &message,
                 hint: hint.as_deref(),
                 exit_code: code,
+                chat: chat.as_deref(),
             },
         );
     }

@@ -29,6 +29,9 @@ struct ErrorFields<'a> {
     hint: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
+    /// The chat a failed call wrote to (its prompt pending, or a partial reply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat: Option<&'a str>,
 }
 
 pub(super) fn fail(conn: Conn, status: u16, message: &str, hint: Option<&str>) {
@@ -43,11 +46,25 @@ pub(super) fn fail_with(
     exit_code: Option<i32>,
     extra: &[(&str, &str)],
 ) {
+    fail_in_chat(conn, status, message, hint, exit_code, None, extra);
+}
+
+/// An error answer naming the chat the failed call wrote to.
+pub(super) fn fail_in_chat(
+    conn: Conn,
+    status: u16,
+    message: &str,
+    hint: Option<&str>,
+    exit_code: Option<i32>,
+    chat: Option<&str>,
+    extra: &[(&str, &str)],
+) {
     let body = ErrorBody {
         error: ErrorFields {
             message,
             hint,
             exit_code,
+            chat,
         },
     };
     let mut headers = extra.to_vec();
@@ -377,7 +394,7 @@ pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn
             None
         }
         other => {
-            ended_early(conn, &other, shared);
+            ended_early(conn, &other, None, shared);
             None
         }
     }
@@ -477,28 +494,43 @@ pub(super) fn cannot_start(conn: Conn, e: &std::io::Error) {
     }
 }
 
-/// The answer when a child was stopped (the client is gone: nothing is written).
-pub(super) fn ended_early(conn: Conn, ending: &Ending, shared: &Shared) {
+/// The answer when a child was stopped (the client is gone: nothing is written). `chat`: the
+/// chat it wrote to, when known.
+pub(super) fn ended_early(conn: Conn, ending: &Ending, chat: Option<&str>, shared: &Shared) {
+    if let Some((status, message, hint)) = stopped(ending, chat.is_some(), shared) {
+        fail_in_chat(conn, status, &message, Some(hint), None, chat, &[]);
+    }
+}
+
+/// Status, message and hint for a child that was stopped; `None` when no one is listening.
+pub(super) fn stopped(
+    ending: &Ending,
+    in_chat: bool,
+    shared: &Shared,
+) -> Option<(u16, String, &'static str)> {
     match ending {
-        Ending::Gone | Ending::Exited(_) => {}
-        Ending::TimedOut => fail(
-            conn,
+        Ending::Gone | Ending::Exited(_) => None,
+        Ending::TimedOut => Some((
             504,
-            &format!(
+            format!(
                 "the call took longer than {} s, so it was stopped; a partial reply is kept in its chat",
                 shared.limits.call_timeout.as_secs()
             ),
-            Some("ai serve --call-timeout SECS allows longer calls"),
-        ),
-        Ending::TooLarge => fail(
-            conn,
+            "ai serve --call-timeout SECS allows longer calls",
+        )),
+        Ending::TooLarge => Some((
             502,
-            &format!(
-                "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped",
-                shared.limits.max_output
+            format!(
+                "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped{}",
+                shared.limits.max_output,
+                if in_chat {
+                    "; a partial reply is kept in its chat"
+                } else {
+                    ""
+                }
             ),
-            Some("ai serve --max-output BYTES allows more"),
-        ),
+            "ai serve --max-output BYTES allows more",
+        )),
     }
 }
 

@@ -61,8 +61,9 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     let count = Arc::new(AtomicUsize::new(0));
     let n = Arc::clone(&count);
     let server = Server::respond(move |req| {
-        let body = String::from_utf8_lossy(&req.body).into_owned();
-        if body.contains("make it fail") {
+        let body = req.json();
+        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
+        if last.is_some_and(|m| m.to_string().contains("make it fail")) {
             return Reply::json(
                 401,
                 r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#,
@@ -284,4 +285,21 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     );
     assert!(left.as_str().unwrap().starts_with("Hello there"), "{left}");
     assert_eq!(env.chat_ids().len(), 1);
+
+    // A call that fails on a new chat: the next line continues that chat (S6).
+    browser.click("#new");
+    browser.type_into("#prompt", "make it fail\u{E007}");
+    browser.wait(
+        "the error",
+        "const e = document.getElementById('error'); return !e.hidden && e.textContent",
+    );
+    browser.wait("the page idle", IDLE);
+    assert_eq!(env.chat_ids().len(), 2);
+    browser.type_into("#prompt", "Hello again\u{E007}");
+    browser.wait(
+        "the reply in the same chat",
+        "return document.querySelectorAll('.msg.assistant.done').length === 1",
+    );
+    browser.wait("the page idle", IDLE);
+    assert_eq!(env.chat_ids().len(), 2, "no third chat");
 }

@@ -7,10 +7,12 @@ const $ = (id) => document.getElementById(id);
 const state = { chat: null, chatKb: [], busy: false };
 
 class ApiError extends Error {
-  constructor(status, message, hint) {
+  // `chat`: the chat a failed call wrote to (its prompt pending), continued by the next line.
+  constructor(status, message, hint, chat) {
     super(message);
     this.status = status;
     this.hint = hint || null;
+    this.chat = chat || null;
   }
 }
 
@@ -18,7 +20,7 @@ async function failure(res) {
   let data = null;
   try { data = await res.json(); } catch (_) { /* not JSON */ }
   const e = (data && data.error) || {};
-  return new ApiError(res.status, e.message || 'the server answered ' + res.status, e.hint);
+  return new ApiError(res.status, e.message || 'the server answered ' + res.status, e.hint, e.chat);
 }
 
 // The token lives in this tab's sessionStorage (no cookie: browsers send cookies to every port
@@ -261,7 +263,7 @@ async function stream(body, b) {
         b.d.classList.add('done');
         return ev.data;
       } else if (ev.name === 'error') {
-        throw new ApiError(0, ev.data.error, ev.data.hint);
+        throw new ApiError(0, ev.data.error, ev.data.hint, ev.data.chat);
       }
     }
   }
@@ -297,6 +299,10 @@ async function send(ev) {
     }
     if (kb) state.chatKb = [kb];
   } catch (e) {
+    if (e.chat && !state.chat) {
+      state.chat = e.chat;
+      $('actions').hidden = false;
+    }
     b.d.classList.add('failed');
     b.d.appendChild(el('p', 'failure', 'error: ' + e.message + (e.hint ? ' (hint: ' + e.hint + ')' : '')));
     showError(e);
