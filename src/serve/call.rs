@@ -186,6 +186,18 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
                     &[],
                 );
             }
+            // Out of descriptors (too many connections at once) the config cannot be read:
+            // a passing state, worth a retry, and nothing to move aside.
+            Err(e) if out_of_descriptors(&e.to_string()) => {
+                return fail_with(
+                    conn,
+                    503,
+                    &e.to_string(),
+                    Some("ai serve has too many files open; try again in a moment"),
+                    None,
+                    &[("Retry-After", "2")],
+                );
+            }
             Err(e) => {
                 return fail_with(
                     conn,
@@ -198,6 +210,9 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             }
         }
     }
+    let Some(conn) = super::routes::no_nul(conn, &args) else {
+        return;
+    };
     let Some(slot) = CallSlot::take(shared) else {
         let n = shared.limits.max_calls;
         return fail_with(
@@ -226,6 +241,14 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
     } else {
         whole(conn, running, slot, shared);
     }
+}
+
+/// Does this message report an `open` that failed for want of descriptors (EMFILE, ENFILE)?
+/// The config error keeps only the I/O error's text, which names the OS error.
+fn out_of_descriptors(message: &str) -> bool {
+    [libc::EMFILE, libc::ENFILE]
+        .iter()
+        .any(|&code| message.contains(&std::io::Error::from_raw_os_error(code).to_string()))
 }
 
 /// A running call answered in one JSON object when it ends. The pieces are not kept: the done
@@ -414,6 +437,22 @@ impl Drop for CallSlot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_errors_for_want_of_descriptors_are_told_apart() {
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let enfile = std::io::Error::from_raw_os_error(libc::ENFILE);
+        for e in [emfile, enfile] {
+            assert!(out_of_descriptors(&format!(
+                "cannot read config /h/config.json: {e}"
+            )));
+        }
+        let other = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert!(!out_of_descriptors(&format!(
+            "cannot read config /h/config.json: {other}"
+        )));
+        assert!(!out_of_descriptors("config.json is not valid JSON: line 1"));
+    }
 
     #[test]
     fn stream_lines_are_read() {

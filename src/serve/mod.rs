@@ -76,7 +76,13 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
     let token = token(&opts, ui)?;
-    let addrs: Vec<SocketAddr> = (opts.host.as_str(), opts.port)
+    // `[::1]`, as in a URL, is `::1`.
+    let host = opts
+        .host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(&opts.host);
+    let addrs: Vec<SocketAddr> = (host, opts.port)
         .to_socket_addrs()
         .map_err(|e| {
             Error::usage(format!("cannot listen on {}: {e}", opts.host))

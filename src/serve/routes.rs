@@ -104,8 +104,12 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             Some(&hint),
         );
     }
+    // Two Origin headers are refused as one from elsewhere: browsers never send two, and
+    // only one of them could be checked.
     if let Some(origin) = head.header("origin")
-        && !shared.served.origin_ok(origin, host)
+        && !head
+            .single("origin")
+            .is_some_and(|_| shared.served.origin_ok(origin, host))
     {
         return fail(
             conn,
@@ -360,6 +364,9 @@ pub(super) fn not_json(conn: Conn) {
 /// (with the CLI's error and hint) and `None` returned.
 pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn, Vec<u8>)> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let Some(conn) = no_nul(conn, &args) else {
+        return None;
+    };
     let running = match child::start(&shared.exe, &args, None, shared.limits.max_output) {
         Ok(r) => r,
         Err(e) => {
@@ -471,6 +478,21 @@ pub(super) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
     };
     let message = line("error:").unwrap_or_else(|| format!("ai exited with {code}"));
     (message, line("hint:"))
+}
+
+/// A NUL cannot be passed to a program (in a title, a system prompt, an ID): 400, not a
+/// failure to start `ai`.
+pub(super) fn no_nul(conn: Conn, args: &[String]) -> Option<Conn> {
+    if args.iter().any(|a| a.contains('\0')) {
+        fail(
+            conn,
+            400,
+            "the request holds a NUL character",
+            Some("send text without NUL characters"),
+        );
+        return None;
+    }
+    Some(conn)
 }
 
 pub(super) fn cannot_start(conn: Conn, e: &std::io::Error) {
