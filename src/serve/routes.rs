@@ -364,9 +364,7 @@ pub(super) fn not_json(conn: Conn) {
 /// (with the CLI's error and hint) and `None` returned.
 pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn, Vec<u8>)> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    let Some(conn) = no_nul(conn, &args) else {
-        return None;
-    };
+    let conn = no_nul(conn, &args)?;
     let running = match child::start(&shared.exe, &args, None, shared.limits.max_output) {
         Ok(r) => r,
         Err(e) => {
