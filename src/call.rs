@@ -140,6 +140,7 @@ pub(crate) fn present_of(args: &CallArgs, modes: Modes, json_word: bool) -> Resu
 /// The settings of a call that a turn uses.
 pub(crate) fn options(ctx: &Ctx, args: &CallArgs) -> Options {
     Options {
+        in_session: false,
         system: args.system.clone(),
         timeout: args.timeout.unwrap_or(ctx.config.timeout),
         timeout_given: args.timeout.is_some(),

@@ -113,7 +113,21 @@ pub(crate) enum StreamLine<'a> {
         error: &'a str,
         hint: Option<&'a str>,
         exit_code: i32,
+        /// The chat the call wrote to (it holds the prompt as pending, or a partial reply), so
+        /// a client continues it rather than starting another.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chat: Option<&'a str>,
     },
+}
+
+/// The chat of the call under way, once it has one: named by its `--json-stream` error line.
+static CALL_CHAT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The call writes to chat `id` (created or continued).
+pub(crate) fn set_call_chat(id: &str) {
+    if let Ok(mut chat) = CALL_CHAT.lock() {
+        *chat = Some(id.to_owned());
+    }
 }
 
 /// Write one JSON line to stdout, flushed.
@@ -129,10 +143,12 @@ pub(crate) fn print_line(line: &impl Serialize) -> Result<(), Error> {
 pub(crate) fn print_error_line(err: &Error) {
     if json_stream() {
         let message = err.to_string();
+        let chat = CALL_CHAT.lock().ok().and_then(|c| c.clone());
         let _ = print_line(&StreamLine::Error {
             error: &message,
             hint: err.hint_text(),
             exit_code: err.exit_code(),
+            chat: chat.as_deref(),
         });
     }
 }

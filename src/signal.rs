@@ -4,8 +4,9 @@
 //! The handler itself only writes the signal's number into a pipe; a thread reads it and does
 //! the work, outside signal context. While a backend runs it only stops the child; the main
 //! thread sees the call end, saves what it has, and returns `Error::Interrupted`. When nothing is
-//! running the process exits at once. A second signal always ends the process at once, even while
-//! a turn is saving: the user asked twice.
+//! running the process exits at once. A second signal ends the process at once (its backends
+//! killed), except that a second Ctrl+C gives a turn that is saving a moment to finish (a double
+//! tap must not leave a chat holding only its header): the user asked twice.
 //!
 //! Not re-raised (review D14): a death by signal has no exit code, and the README promises
 //! 130 and 143 to every caller, scripts and `ai serve` included, not only to shells.
@@ -24,6 +25,8 @@ static CHILD_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// The write end of the pipe the handler writes signal numbers into.
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 
+/// How long a second Ctrl+C waits for a turn that is saving (a double tap).
+const SAVE_GRACE: Duration = Duration::from_millis(1500);
 const HANDLED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// Install the handlers once, at start.
@@ -115,6 +118,15 @@ fn handle(sig: i32) {
         // Asked twice: end now. Backends get no grace period either.
         for group in groups {
             kill_group(group, libc::SIGKILL);
+        }
+        // A double-tapped Ctrl+C: the first one's turn is saving its prompt and partial reply
+        // (its backend has just been stopped); a moment lets it finish, rather than leave a
+        // chat holding only its header.
+        if sig == libc::SIGINT {
+            let until = std::time::Instant::now() + SAVE_GRACE;
+            while DEFER.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
         }
         std::process::exit(128 + sig);
     }

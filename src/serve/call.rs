@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::Shared;
 use super::child::{self, Ending, Flow, Outcome};
 use super::http::{Conn, Head, write_event};
-use super::routes::{cannot_start, ended_early, fail, fail_with, scraped};
+use super::routes::{cannot_start, ended_early, fail, fail_in_chat, fail_with, scraped, stopped};
 
 /// The body of POST /call.
 #[derive(Debug, Deserialize)]
@@ -67,6 +67,9 @@ enum Line {
         #[serde(default)]
         hint: Option<String>,
         exit_code: i32,
+        /// The chat the call wrote to.
+        #[serde(default)]
+        chat: Option<String>,
     },
 }
 
@@ -76,6 +79,21 @@ struct ErrorEvent<'a> {
     error: &'a str,
     hint: Option<&'a str>,
     exit_code: Option<i32>,
+    /// The chat the call wrote to (its prompt pending, or a partial reply): continue it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat: Option<&'a str>,
+}
+
+/// The chat named by the error line among the lines a child wrote while it was stopped.
+fn late_chat(outcome: &Outcome) -> Option<String> {
+    outcome
+        .late
+        .iter()
+        .rev()
+        .find_map(|l| match serde_json::from_slice::<Line>(l) {
+            Ok(Line::Error { chat, .. }) => chat,
+            _ => None,
+        })
 }
 
 /// HTTP status for an `ai` call's exit code.
@@ -168,6 +186,18 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
                     &[],
                 );
             }
+            // Out of descriptors (too many connections at once) the config cannot be read:
+            // a passing state, worth a retry, and nothing to move aside.
+            Err(e) if out_of_descriptors(&e.to_string()) => {
+                return fail_with(
+                    conn,
+                    503,
+                    &e.to_string(),
+                    Some("ai serve has too many files open; try again in a moment"),
+                    None,
+                    &[("Retry-After", "2")],
+                );
+            }
             Err(e) => {
                 return fail_with(
                     conn,
@@ -180,6 +210,9 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             }
         }
     }
+    let Some(conn) = super::routes::no_nul(conn, &args) else {
+        return;
+    };
     let Some(slot) = CallSlot::take(shared) else {
         let n = shared.limits.max_calls;
         return fail_with(
@@ -210,10 +243,20 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
     }
 }
 
-/// A running call answered in one JSON object when it ends.
+/// Does this message report an `open` that failed for want of descriptors (EMFILE, ENFILE)?
+/// The config error keeps only the I/O error's text, which names the OS error.
+fn out_of_descriptors(message: &str) -> bool {
+    [libc::EMFILE, libc::ENFILE]
+        .iter()
+        .any(|&code| message.contains(&std::io::Error::from_raw_os_error(code).to_string()))
+}
+
+/// A running call answered in one JSON object when it ends. The pieces are not kept: the done
+/// line holds the whole reply (and is held whatever `--max-output` says: the reply is saved
+/// by then, and a saved reply is never reported as failed).
 fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Shared) {
     let mut done: Option<Map<String, Value>> = None;
-    let mut error: Option<(String, Option<String>, i32)> = None;
+    let mut error: Option<(String, Option<String>, i32, Option<String>)> = None;
     let outcome = running.supervise(
         Some(&conn.stream),
         shared.limits.call_timeout,
@@ -224,9 +267,8 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                     error: e,
                     hint,
                     exit_code,
-                }) => error = Some((e, hint, exit_code)),
-                // The pieces are not kept: the done line holds the whole reply (and its
-                // tool_calls).
+                    chat,
+                }) => error = Some((e, hint, exit_code, chat)),
                 Ok(Line::Delta { .. } | Line::Tool { .. }) | Err(_) => {}
             }
             Flow::Go
@@ -236,17 +278,18 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
     drop(slot);
     match (&outcome.ending, done, error) {
         (Ending::Exited(0), Some(mut answer), _) => {
-            with_html(&mut answer);
+            with_html(&mut answer, &shared.signer);
             conn.json(200, &answer, &[]);
         }
-        (Ending::Exited(code), _, Some((message, hint, exit_code))) => {
+        (Ending::Exited(code), _, Some((message, hint, exit_code, chat))) => {
             let status = call_status(if *code == 0 { exit_code } else { *code });
-            fail_with(
+            fail_in_chat(
                 conn,
                 status,
                 &message,
                 hint.as_deref(),
                 Some(exit_code),
+                chat.as_deref(),
                 &[],
             );
         }
@@ -261,7 +304,7 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                 &[],
             );
         }
-        (ending, _, _) => ended_early(conn, ending, shared),
+        (ending, _, _) => ended_early(conn, ending, late_chat(&outcome).as_deref(), shared),
     }
 }
 
@@ -291,12 +334,13 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
             Ok(Line::Tool { call }) => write_event(&mut w, "tool", &call),
             Ok(Line::Done { mut answer }) => {
                 finished = true;
-                done_events(&mut w, &mut answer)
+                done_events(&mut w, &mut answer, &shared.signer)
             }
             Ok(Line::Error {
                 error,
                 hint,
                 exit_code,
+                chat,
             }) => {
                 finished = true;
                 write_event(
@@ -306,6 +350,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
                         error: &error,
                         hint: hint.as_deref(),
                         exit_code: Some(exit_code),
+                        chat: chat.as_deref(),
                     },
                 )
             }
@@ -318,28 +363,16 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
     });
     drop(slot);
     if !finished {
+        let chat = late_chat(&outcome);
         let (message, hint, code) = match &outcome.ending {
             Ending::Exited(code) => {
                 let (m, h) = failure(&outcome, *code);
                 (m, h, Some(*code))
             }
-            Ending::Gone => return,
-            Ending::TimedOut => (
-                format!(
-                    "the call took longer than {} s, so it was stopped; a partial reply is kept in its chat",
-                    shared.limits.call_timeout.as_secs()
-                ),
-                Some("ai serve --call-timeout SECS allows longer calls".to_owned()),
-                None,
-            ),
-            Ending::TooLarge => (
-                format!(
-                    "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped",
-                    shared.limits.max_output
-                ),
-                Some("ai serve --max-output BYTES allows more".to_owned()),
-                None,
-            ),
+            ending => match stopped(ending, chat.is_some(), shared) {
+                Some((_, m, h)) => (m, Some(h.to_owned()), None),
+                None => return,
+            },
         };
         let _ = conn.event(
             "error",
@@ -347,6 +380,7 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
                 error: &message,
                 hint: hint.as_deref(),
                 exit_code: code,
+                chat: chat.as_deref(),
             },
         );
     }
@@ -357,19 +391,22 @@ fn streamed(mut conn: Conn, running: child::Running, slot: CallSlot<'_>, shared:
 fn done_events(
     w: &mut impl std::io::Write,
     answer: &mut Map<String, Value>,
+    signer: &super::sign::Signer,
 ) -> std::io::Result<()> {
+    with_html(answer, signer);
     if let Some(sources) = answer
         .get("sources")
         .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()))
     {
         write_event(w, "sources", &json!({ "sources": sources }))?;
     }
-    with_html(answer);
     write_event(w, "done", answer)
 }
 
-/// The reply rendered as HTML (`html`), for the page: model text never becomes markup there.
-fn with_html(answer: &mut Map<String, Value>) {
+/// The reply rendered as HTML (`html`), for the page: model text never becomes markup there;
+/// and each source given its signed `url` (a plain link that opens the note).
+fn with_html(answer: &mut Map<String, Value>, signer: &super::sign::Signer) {
+    super::sign::sign_sources(signer, answer.get_mut("sources"));
     if let Some(reply) = answer.get("reply").and_then(Value::as_str) {
         let html = super::render::markdown(reply);
         answer.insert("html".into(), Value::String(html));
@@ -400,6 +437,22 @@ impl Drop for CallSlot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_errors_for_want_of_descriptors_are_told_apart() {
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let enfile = std::io::Error::from_raw_os_error(libc::ENFILE);
+        for e in [emfile, enfile] {
+            assert!(out_of_descriptors(&format!(
+                "cannot read config /h/config.json: {e}"
+            )));
+        }
+        let other = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert!(!out_of_descriptors(&format!(
+            "cannot read config /h/config.json: {other}"
+        )));
+        assert!(!out_of_descriptors("config.json is not valid JSON: line 1"));
+    }
 
     #[test]
     fn stream_lines_are_read() {

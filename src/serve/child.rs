@@ -22,6 +22,10 @@ const GRACE: Duration = Duration::from_secs(10);
 const AFTER_EXIT: Duration = Duration::from_secs(2);
 /// Lines of output waiting for the caller at most.
 const QUEUE: usize = 256;
+/// How the done line of `ai --json-stream` starts.
+const DONE: &[u8] = br#"{"type":"done""#;
+/// The longest line kept from a child being stopped (an error line is short).
+const LATE_LINE: usize = 16 * 1024;
 /// How often the client is checked for having gone.
 const WATCH: Duration = Duration::from_millis(200);
 
@@ -62,6 +66,9 @@ pub(super) struct Outcome {
     pub(super) ending: Ending,
     /// What it wrote on stderr (bounded).
     pub(super) stderr: String,
+    /// The lines of stdout it wrote while being stopped (its error line, naming its chat),
+    /// bounded: not passed to the caller's `on_line`.
+    pub(super) late: Vec<Vec<u8>>,
 }
 
 /// A started child.
@@ -85,6 +92,9 @@ pub(super) fn start(
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env("NO_COLOR", "1")
+        // The server's secret is no child's business, nor its backends' (agent CLIs and the
+        // commands they run): it could end up in their logs, or be printed on request.
+        .env_remove("AI_CLI_SERVER_TOKEN")
         .process_group(0)
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -137,7 +147,9 @@ pub(super) fn start(
 }
 
 /// Pass stdout on line by line; a line longer than `max` ends the reading (the rest is
-/// drained unread so the child never blocks on a full pipe).
+/// drained unread so the child never blocks on a full pipe). The `--json-stream` done line is
+/// not bounded: it comes after the reply was saved, which its pieces carried already, so
+/// refusing it would report a saved reply as failed.
 fn read_lines(mut out: impl Read, tx: &SyncSender<Event>, max: usize) {
     let mut line = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -155,7 +167,7 @@ fn read_lines(mut out: impl Read, tx: &SyncSender<Event>, max: usize) {
         }
         for piece in chunk[..n].split_inclusive(|b| *b == b'\n') {
             line.extend_from_slice(piece);
-            if line.len() > max {
+            if line.len() > max && !line.starts_with(DONE) {
                 over = true;
                 line = Vec::new();
                 listening = tx.send(Event::TooLong).is_ok();
@@ -251,6 +263,7 @@ impl Running {
         let deadline = Instant::now() + timeout;
         let mut ended = false;
         let mut exited: Option<(i32, Instant)> = None;
+        let mut late = Vec::new();
         let ending = loop {
             if exited.is_none()
                 && let Ok(Some(status)) = self.child.try_wait()
@@ -264,7 +277,7 @@ impl Running {
             }
             let now = Instant::now();
             if now >= deadline {
-                self.stop();
+                late = self.stop();
                 break Ending::TimedOut;
             }
             if ended {
@@ -277,21 +290,21 @@ impl Running {
                 Ok(Event::Line(line)) => match on_line(&line) {
                     Flow::Go => {}
                     Flow::Gone => {
-                        self.stop();
+                        late = self.stop();
                         break Ending::Gone;
                     }
                     Flow::TooLarge => {
-                        self.stop();
+                        late = self.stop();
                         break Ending::TooLarge;
                     }
                 },
                 Ok(Event::End) => ended = true,
                 Ok(Event::TooLong) => {
-                    self.stop();
+                    late = self.stop();
                     break Ending::TooLarge;
                 }
                 Ok(Event::Gone) => {
-                    self.stop();
+                    late = self.stop();
                     break Ending::Gone;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -308,16 +321,19 @@ impl Running {
         Outcome {
             ending,
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            late,
         }
     }
 
     /// Stop it as Ctrl+C would (SIGINT: it stops its backend and saves what it has), and kill
-    /// it if it has not ended after [`GRACE`].
-    fn stop(&mut self) {
+    /// it if it has not ended after [`GRACE`]. The short lines it writes meanwhile are kept
+    /// (its error line among them); the rest are dropped.
+    fn stop(&mut self) -> Vec<Vec<u8>> {
+        let mut late = Vec::new();
         let Ok(pid) = i32::try_from(self.child.id()) else {
             let _ = self.child.kill();
             let _ = self.child.wait();
-            return;
+            return late;
         };
         // SAFETY: kill(2) takes no pointers; the child is not reaped yet, so the pid is ours.
         unsafe {
@@ -326,16 +342,32 @@ impl Running {
         let until = Instant::now() + GRACE;
         loop {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+                break;
             }
             if Instant::now() >= until {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                return;
+                break;
             }
-            // Its output is read and dropped meanwhile, so it never blocks writing.
-            let _ = self.events.recv_timeout(Duration::from_millis(20));
+            // Its output is read meanwhile, so it never blocks writing.
+            if let Ok(Event::Line(line)) = self.events.recv_timeout(Duration::from_millis(20))
+                && line.len() <= LATE_LINE
+                && late.len() < QUEUE
+            {
+                late.push(line);
+            }
         }
+        // What it wrote just before it ended.
+        let until = Instant::now() + Duration::from_millis(500);
+        while let Ok(Event::Line(line)) = self.events.recv_timeout(Duration::from_millis(50)) {
+            if line.len() <= LATE_LINE && late.len() < QUEUE {
+                late.push(line);
+            }
+            if Instant::now() >= until {
+                break;
+            }
+        }
+        late
     }
 }
 
@@ -375,6 +407,12 @@ mod tests {
         );
         let big = vec![b'x'; 100_000];
         assert_eq!(lines(&big, 50_000), ["TOO LONG", "END"]);
+        // The done line is not bounded (the reply it repeats is saved already).
+        let done = format!("{{\"type\":\"done\",\"reply\":\"{}\"}}\n", "y".repeat(100));
+        let got = lines(format!("a\n{done}").as_bytes(), 20);
+        assert_eq!(got, ["a\n", done.as_str(), "END"]);
+        let other = format!("{{\"type\":\"delta\",\"text\":\"{}\"}}\n", "y".repeat(100));
+        assert_eq!(lines(other.as_bytes(), 20), ["TOO LONG", "END"]);
     }
 
     #[test]

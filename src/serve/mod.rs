@@ -17,7 +17,7 @@ mod notes;
 mod page;
 mod render;
 mod routes;
-mod session;
+mod sign;
 
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -65,8 +65,8 @@ struct Shared {
     calls: AtomicUsize,
     /// Connections open now.
     connections: AtomicUsize,
-    /// The page's sessions (cookies traded for the token).
-    sessions: session::Sessions,
+    /// Signs the URLs of sources (plain links to notes, which carry no header).
+    signer: sign::Signer,
 }
 
 /// How long a connection may take to read an answer before it counts as gone.
@@ -76,7 +76,13 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
     let token = token(&opts, ui)?;
-    let addrs: Vec<SocketAddr> = (opts.host.as_str(), opts.port)
+    // `[::1]`, as in a URL, is `::1`.
+    let host = opts
+        .host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(&opts.host);
+    let addrs: Vec<SocketAddr> = (host, opts.port)
         .to_socket_addrs()
         .map_err(|e| {
             Error::usage(format!("cannot listen on {}: {e}", opts.host))
@@ -112,7 +118,7 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         limits: opts.limits,
         calls: AtomicUsize::new(0),
         connections: AtomicUsize::new(0),
-        sessions: session::Sessions::new(addr.port()),
+        signer: sign::Signer::new(),
     });
     accept_loop(&listener, &shared);
     // Interrupted: the calls under way were told to stop (the signal thread passed the signal

@@ -1,7 +1,8 @@
 //! The page: `GET /` (HTML), `/app.js` and `/app.css`, built into the binary (no CDN: it works
 //! offline), and the HTML page of one note. Nothing here is secret, so the assets are served
-//! without the token; the page trades the token in its URL's fragment for a session
-//! ([`super::session`]) and then calls the API.
+//! without the token; the page keeps the token from its URL's fragment (or its form) in the
+//! tab's `sessionStorage` and sends it as `Authorization: Bearer` on every call. Source links
+//! are signed ([`super::sign`]).
 
 use super::http::Conn;
 use super::render::escape;

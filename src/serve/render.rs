@@ -1,8 +1,8 @@
 //! Markdown to HTML for the page, on the server, with pulldown-cmark: replies and notes come
 //! from models and from files, so nothing in them may become markup of its own. Raw HTML in
-//! the markdown is shown as text (escaped, never passed through), and link and image URLs are
-//! kept only when they are http, https, mailto or relative: a `javascript:` or `data:` link
-//! becomes its text alone. The page's Content-Security-Policy is the second wall.
+//! the markdown is shown as text (escaped, never passed through), link URLs are kept only when
+//! they are http, https, mailto or relative (a `javascript:` or `data:` link becomes its text
+//! alone), and an image becomes its alt text: nothing in a reply makes the page fetch anything. The page's Content-Security-Policy is the second wall.
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html};
 
@@ -31,20 +31,12 @@ pub(crate) fn markdown(text: &str) -> String {
                 id,
             }))
         }
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => {
-            let ok = safe_url(&dest_url);
-            dropped.push(!ok);
-            ok.then_some(Event::Start(Tag::Image {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }))
+        // No image is ever shown: a relative one would make the page send a request with its
+        // token's authority (an API GET), a remote one would tell another host that the text
+        // was read. Its alt text stays.
+        Event::Start(Tag::Image { .. }) => {
+            dropped.push(true);
+            None
         }
         Event::End(end @ (TagEnd::Link | TagEnd::Image)) => {
             (!dropped.pop().unwrap_or(false)).then_some(Event::End(end))
@@ -154,7 +146,36 @@ mod tests {
             img.contains("alt text") && !img.contains("javascript"),
             "{img}"
         );
-        assert!(img.contains("<img src=\"pic.png\" alt=\"ok\""), "{img}");
+        assert!(img.contains("ok") && !img.contains("pic.png"), "{img}");
+    }
+
+    #[test]
+    fn images_become_their_alt_text() {
+        for md in [
+            "see ![i](/kb/notes/search?q=imgfetch) and ![e](http://evil.example/x.png)",
+            "![a](https://x.org/a.png \"t\")",
+            "![r][ref]\n\n[ref]: /chats",
+            "[![inner](pic.png)](https://x.org)",
+            "![d](data:image/png;base64,AAAA)",
+        ] {
+            let h = markdown(md);
+            assert!(!h.contains("<img"), "{md}: {h}");
+            for url in [
+                "imgfetch",
+                "evil.example",
+                "a.png",
+                "/chats",
+                "pic.png",
+                "data:",
+            ] {
+                assert!(!h.contains(url), "{md}: {h}");
+            }
+        }
+        let h = markdown("see ![the plan](plan.png) here");
+        assert_eq!(h, "<p>see the plan here</p>\n");
+        // A link around an image keeps its link, with the alt text as its text.
+        let h = markdown("[![logo](l.png)](https://x.org)");
+        assert!(h.contains("<a href=\"https://x.org\">logo</a>"), "{h}");
     }
 
     #[test]

@@ -29,6 +29,9 @@ struct ErrorFields<'a> {
     hint: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
+    /// The chat a failed call wrote to (its prompt pending, or a partial reply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat: Option<&'a str>,
 }
 
 pub(super) fn fail(conn: Conn, status: u16, message: &str, hint: Option<&str>) {
@@ -43,11 +46,25 @@ pub(super) fn fail_with(
     exit_code: Option<i32>,
     extra: &[(&str, &str)],
 ) {
+    fail_in_chat(conn, status, message, hint, exit_code, None, extra);
+}
+
+/// An error answer naming the chat the failed call wrote to.
+pub(super) fn fail_in_chat(
+    conn: Conn,
+    status: u16,
+    message: &str,
+    hint: Option<&str>,
+    exit_code: Option<i32>,
+    chat: Option<&str>,
+    extra: &[(&str, &str)],
+) {
     let body = ErrorBody {
         error: ErrorFields {
             message,
             hint,
             exit_code,
+            chat,
         },
     };
     let mut headers = extra.to_vec();
@@ -87,8 +104,12 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             Some(&hint),
         );
     }
+    // Two Origin headers are refused as one from elsewhere: browsers never send two, and
+    // only one of them could be checked.
     if let Some(origin) = head.header("origin")
-        && !shared.served.origin_ok(origin, host)
+        && !head
+            .single("origin")
+            .is_some_and(|_| shared.served.origin_ok(origin, host))
     {
         return fail(
             conn,
@@ -111,37 +132,23 @@ pub(super) fn handle(mut conn: Conn, shared: &Shared) {
             _ => not_allowed(conn, "GET"),
         };
     }
-    // The page itself, its script and its style hold no secret: they load before the token
-    // is traded for a session.
+    // The page itself, its script and its style hold no secret: they load before the page
+    // has the token.
     if let Some(conn) = super::page::asset(conn, method, &head.path) {
-        session_or_api(conn, &head, &segments, shared);
+        authorized_api(conn, &head, &segments, shared);
     }
 }
 
-/// `POST /session`, and every endpoint that needs the token (or a session).
-fn session_or_api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
-    let method = head.method.as_str();
+/// Every endpoint that needs the token: the bearer header, or for `GET /kb/NAME/note/ID`
+/// alone, a `sig` made for that exact path ([`super::sign`]).
+fn authorized_api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
     let bearer = shared
         .token
         .as_ref()
         .is_none_or(|t| guard::authorized(head.header("authorization"), t));
-    if segments == ["session"] {
-        if method != "POST" {
-            return not_allowed(conn, "POST");
-        }
-        if !bearer {
-            return unauthorized(conn);
-        }
-        let Some((conn, _)) = json_body(conn, head) else {
-            return;
-        };
-        if shared.token.is_none() {
-            return conn.json(200, &json!({"session": false}), &[]);
-        }
-        let cookie = shared.sessions.open();
-        return conn.json(200, &json!({"session": true}), &[("Set-Cookie", &cookie)]);
-    }
-    if !bearer && !shared.sessions.valid(head.header("cookie")) {
+    let note = head.method == "GET" && matches!(segments, ["kb", _, "note", _, ..]);
+    let signed = note && shared.signer.valid(&head.path, &head.query);
+    if !(bearer || signed) {
         return unauthorized(conn);
     }
     if segments.first() == Some(&"kb") {
@@ -238,7 +245,7 @@ fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
             404,
             "no such endpoint",
             Some(
-                "GET /, /health, /models, /providers, /chats, /chats/ID, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /session, /call, /chats/ID/rename; DELETE /chats/ID",
+                "GET /, /health, /models, /providers, /chats, /chats/ID, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /call, /chats/ID/rename; DELETE /chats/ID",
             ),
         ),
     }
@@ -337,7 +344,7 @@ fn management(conn: Conn, shared: &Shared, args: &[&str], shape: Shape) {
     let answer = match shape {
         Shape::Fixed(v) => v,
         shape => match serde_json::from_slice::<Value>(&out) {
-            Ok(v) => reshape(v, shape),
+            Ok(v) => reshape(v, shape, &shared.signer),
             Err(_) => return not_json(conn),
         },
     };
@@ -357,6 +364,7 @@ pub(super) fn not_json(conn: Conn) {
 /// (with the CLI's error and hint) and `None` returned.
 pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn, Vec<u8>)> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let conn = no_nul(conn, &args)?;
     let running = match child::start(&shared.exe, &args, None, shared.limits.max_output) {
         Ok(r) => r,
         Err(e) => {
@@ -391,13 +399,13 @@ pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn
             None
         }
         other => {
-            ended_early(conn, &other, shared);
+            ended_early(conn, &other, None, shared);
             None
         }
     }
 }
 
-fn reshape(v: Value, shape: Shape) -> Value {
+fn reshape(v: Value, shape: Shape, signer: &super::sign::Signer) -> Value {
     match (shape, v) {
         (Shape::ChatList, Value::Array(rows)) => {
             #[derive(Deserialize, Serialize)]
@@ -438,8 +446,11 @@ fn reshape(v: Value, shape: Shape) -> Value {
                         .then(|| m.get("content").and_then(Value::as_str))
                         .flatten()
                         .map(super::render::markdown);
-                    if let (Some(html), Value::Object(fields)) = (html, &mut m) {
-                        fields.insert("html".into(), Value::String(html));
+                    if let Value::Object(fields) = &mut m {
+                        if let Some(html) = html {
+                            fields.insert("html".into(), Value::String(html));
+                        }
+                        super::sign::sign_sources(signer, fields.get_mut("sources"));
                     }
                     m
                 })
@@ -467,6 +478,21 @@ pub(super) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
     (message, line("hint:"))
 }
 
+/// A NUL cannot be passed to a program (in a title, a system prompt, an ID): 400, not a
+/// failure to start `ai`.
+pub(super) fn no_nul(conn: Conn, args: &[String]) -> Option<Conn> {
+    if args.iter().any(|a| a.contains('\0')) {
+        fail(
+            conn,
+            400,
+            "the request holds a NUL character",
+            Some("send text without NUL characters"),
+        );
+        return None;
+    }
+    Some(conn)
+}
+
 pub(super) fn cannot_start(conn: Conn, e: &std::io::Error) {
     // Out of processes or descriptors is a passing state: worth a retry.
     let busy = matches!(
@@ -488,28 +514,43 @@ pub(super) fn cannot_start(conn: Conn, e: &std::io::Error) {
     }
 }
 
-/// The answer when a child was stopped (the client is gone: nothing is written).
-pub(super) fn ended_early(conn: Conn, ending: &Ending, shared: &Shared) {
+/// The answer when a child was stopped (the client is gone: nothing is written). `chat`: the
+/// chat it wrote to, when known.
+pub(super) fn ended_early(conn: Conn, ending: &Ending, chat: Option<&str>, shared: &Shared) {
+    if let Some((status, message, hint)) = stopped(ending, chat.is_some(), shared) {
+        fail_in_chat(conn, status, &message, Some(hint), None, chat, &[]);
+    }
+}
+
+/// Status, message and hint for a child that was stopped; `None` when no one is listening.
+pub(super) fn stopped(
+    ending: &Ending,
+    in_chat: bool,
+    shared: &Shared,
+) -> Option<(u16, String, &'static str)> {
     match ending {
-        Ending::Gone | Ending::Exited(_) => {}
-        Ending::TimedOut => fail(
-            conn,
+        Ending::Gone | Ending::Exited(_) => None,
+        Ending::TimedOut => Some((
             504,
-            &format!(
+            format!(
                 "the call took longer than {} s, so it was stopped; a partial reply is kept in its chat",
                 shared.limits.call_timeout.as_secs()
             ),
-            Some("ai serve --call-timeout SECS allows longer calls"),
-        ),
-        Ending::TooLarge => fail(
-            conn,
+            "ai serve --call-timeout SECS allows longer calls",
+        )),
+        Ending::TooLarge => Some((
             502,
-            &format!(
-                "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped",
-                shared.limits.max_output
+            format!(
+                "the answer is larger than {} bytes, the most ai serve holds, so the call was stopped{}",
+                shared.limits.max_output,
+                if in_chat {
+                    "; a partial reply is kept in its chat"
+                } else {
+                    ""
+                }
             ),
-            Some("ai serve --max-output BYTES allows more"),
-        ),
+            "ai serve --max-output BYTES allows more",
+        )),
     }
 }
 
@@ -519,17 +560,22 @@ mod tests {
 
     #[test]
     fn chat_lists_and_chats_are_reshaped() {
+        let signer = super::super::sign::Signer::new();
         let rows = json!([{"id":"K7Q","model":"echo","turns":2,"last_used":5,"title":"t"}]);
         assert_eq!(
-            reshape(rows, Shape::ChatList),
+            reshape(rows, Shape::ChatList, &signer),
             json!([{"id":"K7Q","title":"t","model":"echo","turns":2,"updated":5}])
         );
         let chat = json!({"id":"K7Q","records":[
             {"type":"message","role":"user","content":"a"},
+            {"type":"message","role":"assistant","content":"r","sources":[{"kb":"k","id":"1"}]},
             {"type":"summary","content":"s"},
             {"type":"pending","content":"b"}]});
-        let shown = reshape(chat, Shape::Chat);
-        assert_eq!(shown["messages"].as_array().unwrap().len(), 2);
+        let shown = reshape(chat, Shape::Chat, &signer);
+        assert_eq!(shown["messages"].as_array().unwrap().len(), 3);
+        let url = shown["messages"][1]["sources"][0]["url"].as_str().unwrap();
+        let (path, query) = url.split_once('?').unwrap();
+        assert!(signer.valid(path, query), "{url}");
         assert_eq!(shown["records"].as_array().unwrap().len(), 1);
     }
 

@@ -7,7 +7,7 @@
 //! binary (7.04 MB → 7.28 MB); a plain `ai MODEL "…"` never reaches this code and starts as
 //! fast as before (300 runs of `ai --no-chat echo x`: 0.54 s before, 0.53–0.66 s after, noise).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rustyline::config::{Behavior, Config};
 use rustyline::error::ReadlineError;
@@ -37,7 +37,7 @@ pub(super) enum Read {
 }
 
 impl Editor {
-    pub(super) fn new(history: PathBuf) -> Result<Editor> {
+    pub(super) fn new(history: PathBuf, ui: &Ui) -> Result<Editor> {
         let config = Config::builder()
             .behavior(Behavior::PreferTerm)
             .max_history_size(HISTORY)
@@ -49,6 +49,14 @@ impl Editor {
             .bracketed_paste(true)
             .build();
         let mut ed = rustyline::Editor::with_config(config).map_err(terminal_error)?;
+        if !usable(&history) {
+            // A FIFO would block the session for ever, a device or socket is no place for it.
+            ui.warn(&format!(
+                "the history file {} is not a regular file; this session's lines are not kept",
+                history.display()
+            ));
+            return Ok(Editor { ed, history: None });
+        }
         // A missing history is the first session; an unreadable one is no reason to stop.
         let _ = ed.load_history(&history);
         Ok(Editor {
@@ -109,6 +117,23 @@ impl Editor {
             ));
             self.history = None;
         }
+    }
+}
+
+/// Can the history be read and written without blocking: missing (it is created), or a
+/// regular file (a symlink to one is followed)? Looked at through a non-blocking open, as
+/// config does: opening a FIFO for reading would wait for a writer.
+fn usable(path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file.metadata().is_ok_and(|m| m.file_type().is_file()),
+        // Nothing there yet (appending creates a regular file), or unreadable (the write
+        // fails and says so): no hang either way.
+        Err(_) => true,
     }
 }
 

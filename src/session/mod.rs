@@ -76,7 +76,8 @@ pub(crate) fn run(
         return Err(Error::usage("-i cannot be used with json, cmd or run")
             .hint("a session shows each reply as it streams in"));
     }
-    let opts = call::options(&ctx, args);
+    let mut opts = call::options(&ctx, args);
+    opts.in_session = true;
     if let Choice::Names(names) = &opts.kb {
         ground::check(&ctx.home, &ctx.config, names)?;
     }
@@ -103,7 +104,7 @@ pub(crate) fn run(
     // A model that cannot answer (its CLI missing, no key) is said now, not at the first line.
     backend::check(&view.route, &session.ctx.config)?;
     session.label = view.route.label.clone();
-    let mut editor = Editor::new(session.ctx.home.dir.join(HISTORY_FILE))?;
+    let mut editor = Editor::new(session.ctx.home.dir.join(HISTORY_FILE), &session.ctx.ui)?;
     session.welcome(&view);
     session.converse(&mut editor)
 }
@@ -287,6 +288,10 @@ impl Session {
         };
         let go = match go {
             Ok(go) => go,
+            Err(e) if self.chat_gone() => {
+                drop(e);
+                Go::Drop
+            }
             Err(e) => {
                 self.report(e)?;
                 Go::Drop
@@ -328,8 +333,32 @@ impl Session {
                 Ok(())
             }
             Ok(None) => Ok(()),
+            Err(e) if self.chat_gone() => {
+                drop(e);
+                self.ctx
+                    .ui
+                    .say("ai: the line was not sent (the up arrow brings it back)");
+                Ok(())
+            }
             Err(e) => self.report(e),
         }
+    }
+
+    /// Was the session's chat deleted (from another shell)? Then say so, once, and let the
+    /// next line start a new chat rather than fail on the missing one again and again.
+    fn chat_gone(&mut self) -> bool {
+        let Some(id) = &self.chat else {
+            return false;
+        };
+        if self.ctx.store.path(id).exists() {
+            return false;
+        }
+        self.ctx.ui.say(&format!(
+            "ai: chat {id} was deleted (from another shell?); the next line starts a new chat"
+        ));
+        self.chat = None;
+        self.name = None;
+        true
     }
 
     /// Show what went wrong with a message; `Err` only when the session must end.
@@ -393,13 +422,39 @@ impl Session {
             Overflow::Summarize => {
                 let mut chat = self.peek(id)?;
                 let timeout = self.opts.timeout_given.then_some(self.opts.timeout);
-                compact::run(&self.ctx, &mut chat, &route, compact::DEFAULT_KEEP, timeout)?;
+                let done =
+                    compact::run(&self.ctx, &mut chat, &route, compact::DEFAULT_KEEP, timeout)?;
+                drop(chat);
                 if signal::interrupted() {
                     return Err(Error::Interrupted);
+                }
+                if done.is_none() {
+                    // Said why (too few exchanges); ask again without that choice.
+                    return self.continue_or_new(id, editor);
                 }
             }
         }
         Ok(Go::Send)
+    }
+
+    /// After `s` found nothing to summarize: continue as is, or a new chat.
+    fn continue_or_new(&mut self, id: &str, editor: &mut Editor) -> Result<Go> {
+        loop {
+            match editor.ask("[c]ontinue, [n]ew chat? ")? {
+                None => return Ok(Go::Drop),
+                Some(answer) => match line::overflow_answer(&answer) {
+                    Some(Overflow::Continue) => return Ok(Go::Send),
+                    Some(Overflow::NewChat) => {
+                        self.ctx.ui.say(&format!(
+                            "ai: a new chat starts with this line; chat {id} is kept"
+                        ));
+                        self.chat = None;
+                        return Ok(Go::Send);
+                    }
+                    _ => self.ctx.ui.say("ai: answer c or n"),
+                },
+            }
+        }
     }
 
     /// The chat, locked and loaded as a turn would (released when dropped).

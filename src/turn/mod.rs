@@ -48,6 +48,9 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
         Ok(p) => p,
         Err(e) => {
             let chat = opened.chat.as_ref().map(|c| c.id.clone());
+            if let Some(id) = &chat {
+                crate::output::set_call_chat(id);
+            }
             // Refused by the overflow policy, or compaction failed: the prompt may have been
             // kept in the chat; stderr ends with its footer, as after any failed turn.
             let e = match &chat {

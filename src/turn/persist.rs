@@ -28,6 +28,7 @@ pub(super) fn create_if_new(
     prepared: &Prepared,
 ) -> Result<Chat> {
     if let Some(c) = opened.chat.take() {
+        output::set_call_chat(&c.id);
         return Ok(c);
     }
     let mut header = open::header(
@@ -41,7 +42,9 @@ pub(super) fn create_if_new(
         Target::New(name) => name.as_deref(),
         Target::Existing(_) => None,
     };
-    ctx.store.create(name, header)
+    let chat = ctx.store.create(name, header)?;
+    output::set_call_chat(&chat.id);
+    Ok(chat)
 }
 
 /// The tool rounds of a turn, written to its chat as each completes: the first together with

@@ -106,6 +106,8 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         let share = u128::from(weight) * 100 / u128::from(context.max(1));
         if u128::from(weight) * 100 > u128::from(context) * 85 {
             match ctx.config.chat.on_overflow.unwrap_or_default() {
+                // `ai -i` asked already ([c]ontinue, [s]ummarize, [n]ew chat).
+                Overflow::Window if opts.in_session => {}
                 Overflow::Window => ctx
                     .ui
                     .warn(&compact::overflow_warning(c, &route, weight, context)),

@@ -48,6 +48,9 @@ pub(crate) struct Options {
     pub(crate) kb: crate::kb::ground::Choice,
     /// `--tools`, `--data`, `--tools-file`, `--max-tool-rounds`, read.
     pub(crate) tools: Option<std::sync::Arc<crate::tools::Setup>>,
+    /// A turn of `ai -i`, which asks about a full context itself: no warning naming shell
+    /// commands.
+    pub(crate) in_session: bool,
 }
 
 /// How a chat turn ended: its result, and the chat it wrote to (also when it failed).

@@ -493,3 +493,58 @@ fn the_bearer_scheme_is_any_case() {
         assert_eq!(a.header("WWW-Authenticate").as_deref(), Some("Bearer"));
     }
 }
+
+#[test]
+fn protocol_odds_are_refused_or_understood() {
+    // M: two Origin headers (only one could be checked) are refused.
+    let env = Env::echo();
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let own = format!("Origin: http://127.0.0.1:{}", s.port);
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let json_type = "Content-Type: application/json";
+    for second in ["Origin: http://evil.example", own.as_str()] {
+        let a = request(
+            s.port,
+            "POST",
+            "/call",
+            &[json_type, &auth, &own, second],
+            br#"{"prompt":"two origins"}"#,
+        );
+        assert_eq!(a.status, 403, "{second}: {a:?}");
+    }
+    assert!(!env.chats_dir().exists(), "nothing ran");
+    // A NUL in a system prompt, a chat ID or a new title is a bad request, not a failure to
+    // start ai.
+    for body in [
+        &br#"{"prompt":"x","system":"a\u0000b"}"#[..],
+        br#"{"prompt":"x","chat":"K7\u0000Q"}"#,
+    ] {
+        let a = request(s.port, "POST", "/call", &[json_type, &auth], body);
+        assert_eq!(a.status, 400, "{a:?}");
+        assert!(a.body.contains("NUL"), "{a:?}");
+    }
+    let (status, body) = http(s.port, "POST", "/call", Some(TOKEN), br#"{"prompt":"hi"}"#);
+    assert_eq!(status, 200, "{body}");
+    let id = json(&body)["chat"].as_str().unwrap().to_owned();
+    let a = request(
+        s.port,
+        "POST",
+        &format!("/chats/{id}/rename"),
+        &[json_type, &auth],
+        br#"{"to":"a\u0000b"}"#,
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    // `--host [::1]`, as in a URL, is `::1`.
+    let v6 =
+        crate::serve::serve_with(env.command(&["serve", "0", "--host", "[::1]", "--token", TOKEN]));
+    assert!(v6.banner.contains("http://[::1]:"), "{}", v6.banner);
+    let mut c = std::net::TcpStream::connect(("::1", v6.port)).unwrap();
+    let req = format!(
+        "GET /health HTTP/1.1\r\nHost: [::1]:{}\r\nConnection: close\r\n\r\n",
+        v6.port
+    );
+    std::io::Write::write_all(&mut c, req.as_bytes()).unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut c, &mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

@@ -61,8 +61,9 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     let count = Arc::new(AtomicUsize::new(0));
     let n = Arc::clone(&count);
     let server = Server::respond(move |req| {
-        let body = String::from_utf8_lossy(&req.body).into_owned();
-        if body.contains("make it fail") {
+        let body = req.json();
+        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
+        if last.is_some_and(|m| m.to_string().contains("make it fail")) {
             return Reply::json(
                 401,
                 r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#,
@@ -107,14 +108,15 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
             .contains("missing or wrong bearer token"),
         "{refused}"
     );
-    // The token in the fragment is traded for a session, then taken out of the address.
+    // The token in the fragment is kept in the tab's sessionStorage (no cookie), then taken
+    // out of the address.
     browser.go(&format!("{base}/?from=url#token={TOKEN}"));
     browser.wait("the page", "return document.body.dataset.ready === '1'");
     assert_eq!(browser.script("return location.hash", json!([])), "");
+    assert_eq!(browser.script("return document.cookie", json!([])), "");
     assert_eq!(
-        browser.script("return document.cookie", json!([])),
-        "",
-        "the session cookie is HttpOnly"
+        browser.script("return sessionStorage.getItem('ai_token')", json!([])),
+        TOKEN
     );
 
     // The pickers are filled from /models and /kb.
@@ -159,7 +161,13 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
             "{LAST} const a = b.querySelector('a.source'); return a && a.getAttribute('href')"
         ),
     );
-    assert_eq!(href, "/kb/notes/note/c3d4e5f60");
+    // A signed link (a plain link carries no token).
+    assert!(
+        href.as_str()
+            .unwrap()
+            .starts_with("/kb/notes/note/c3d4e5f60?sig="),
+        "{href}"
+    );
 
     // Continue the chat.
     browser.type_into("#prompt", "And how long?\u{E007}");
@@ -186,7 +194,7 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     let messages = asked[1].json()["messages"].as_array().unwrap().len();
     assert!(messages >= 4, "{messages} messages");
 
-    // A source link opens the note, rendered (the cookie authorises the plain link).
+    // A source link opens the note, rendered (its signature authorises the plain link).
     browser.go(&format!("{base}{}", href.as_str().unwrap()));
     let title = browser.wait(
         "the note",
@@ -277,4 +285,21 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     );
     assert!(left.as_str().unwrap().starts_with("Hello there"), "{left}");
     assert_eq!(env.chat_ids().len(), 1);
+
+    // A call that fails on a new chat: the next line continues that chat (S6).
+    browser.click("#new");
+    browser.type_into("#prompt", "make it fail\u{E007}");
+    browser.wait(
+        "the error",
+        "const e = document.getElementById('error'); return !e.hidden && e.textContent",
+    );
+    browser.wait("the page idle", IDLE);
+    assert_eq!(env.chat_ids().len(), 2);
+    browser.type_into("#prompt", "Hello again\u{E007}");
+    browser.wait(
+        "the reply in the same chat",
+        "return document.querySelectorAll('.msg.assistant.done').length === 1",
+    );
+    browser.wait("the page idle", IDLE);
+    assert_eq!(env.chat_ids().len(), 2, "no third chat");
 }

@@ -209,6 +209,8 @@ fn a_call_past_its_timeout_is_stopped_and_its_partial_reply_saved() {
     let msgs = messages_when(&env, 2);
     assert_eq!(msgs[1]["content"], "partial answer");
     assert_eq!(msgs[1]["interrupted"], true);
+    // S6: the answer names the chat that keeps the partial reply.
+    assert_eq!(v["error"]["chat"], env.chat_ids()[0], "{body}");
     assert_eq!(health(s.port), 200);
 }
 
@@ -311,4 +313,128 @@ fn stopping_the_server_stops_its_calls_which_save_what_they_have() {
     let _ = client.read_to_end(&mut raw);
     let a = parse_answer(&raw);
     assert_eq!(a.status, 503, "{a:?}");
+}
+
+#[test]
+fn no_child_or_backend_is_given_the_server_token() {
+    // S3: the token from the environment stays with the server.
+    let env = Env::echo();
+    env.fake(
+        "gemini",
+        r#"/bin/cat > /dev/null
+echo "token=${AI_CLI_SERVER_TOKEN:-none}""#,
+    );
+    let s = serve(&env, &[], &[("AI_CLI_SERVER_TOKEN", TOKEN)]);
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"gemini","prompt":"env?","no_chat":true}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json(&body)["reply"], "token=none\n", "{body}");
+}
+
+/// An OpenAI stream of `n` pieces of 100 bytes.
+fn many_pieces(n: usize) -> crate::support::Reply {
+    let piece = "y".repeat(99) + "\n";
+    let mut body = String::new();
+    for _ in 0..n {
+        body.push_str(&crate::support::oa_text(&piece));
+    }
+    body.push_str(&crate::support::oa_end(3, 3));
+    crate::support::Reply::sse(&[&body])
+}
+
+#[test]
+fn a_saved_reply_larger_than_the_bound_is_not_reported_as_stopped() {
+    // S5: the done line repeats the whole reply; it is not refused once the reply is saved.
+    let server = crate::support::Server::respond(|_| many_pieces(50));
+    let env = Env::for_provider("openai", &server);
+    let s = serve(&env, &["--token", TOKEN, "--max-output", "2048"], &[]);
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"openai:gpt-test","prompt":"big","stream":true}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("event: error"), "{body}");
+    let done = body
+        .split("\n\n")
+        .find_map(|e| e.strip_prefix("event: done\ndata: "))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(json(done)["reply"].as_str().unwrap().len(), 5000);
+    // Not streamed, the same.
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"openai:gpt-test","prompt":"big"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json(&body)["reply"].as_str().unwrap().len(), 5000);
+    for id in env.chat_ids() {
+        let text = std::fs::read_to_string(env.chat_path(&id)).unwrap();
+        assert!(!text.contains("\"interrupted\":true"), "{text}");
+    }
+}
+
+#[test]
+fn a_failed_call_names_the_chat_it_created() {
+    // S6: the chat holding the pending prompt is named, so a client continues it.
+    let env = Env::echo();
+    env.fake(
+        "gemini",
+        "/bin/cat > /dev/null\necho 'quota exceeded, try again later' >&2\nexit 1",
+    );
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"gemini","prompt":"first try"}"#,
+    );
+    assert_eq!(status, 502, "{body}");
+    let ids = env.chat_ids();
+    assert_eq!(ids.len(), 1);
+    assert_eq!(json(&body)["error"]["chat"], ids[0], "{body}");
+    // Streamed: the error event names it too.
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"gemini","prompt":"second try","stream":true}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let data = body
+        .split("\n\n")
+        .find_map(|e| e.strip_prefix("event: error\ndata: "))
+        .unwrap_or_else(|| panic!("{body}"));
+    let ids2 = env.chat_ids();
+    let new: Vec<_> = ids2.iter().filter(|i| !ids.contains(i)).collect();
+    assert_eq!(new.len(), 1, "{ids2:?}");
+    assert_eq!(json(data)["chat"], *new[0], "{data}");
+    // Continuing a chat: its error names it as well.
+    let call = format!(
+        r#"{{"alias":"gemini","prompt":"third","chat":"{}"}}"#,
+        ids[0]
+    );
+    let (_, body) = http(s.port, "POST", "/call", Some(TOKEN), call.as_bytes());
+    assert_eq!(json(&body)["error"]["chat"], ids[0], "{body}");
+    // And the CLI's --json-stream error line.
+    let out = env
+        .command(&["--json-stream", "-q", "gemini", "fourth"])
+        .run();
+    let line = out.stdout.lines().last().unwrap_or_default().to_owned();
+    let v = json(&line);
+    assert_eq!(v["type"], "error", "{line}");
+    let ids3 = env.chat_ids();
+    let newest: Vec<_> = ids3.iter().filter(|i| !ids2.contains(i)).collect();
+    assert_eq!(v["chat"], *newest[0], "{line}");
 }

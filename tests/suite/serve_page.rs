@@ -1,5 +1,5 @@
 //! The page of `ai serve` (`GET /`, its script and style), its headers (CSP and friends), the
-//! session cookie traded for the token, the knowledge-base endpoints, and markdown rendered on
+//! bearer-only authorization (no cookie) and signed note links, the knowledge-base endpoints, and markdown rendered on
 //! the server so that model and note text never becomes markup.
 
 use std::path::PathBuf;
@@ -150,65 +150,80 @@ fn the_printed_url_carries_a_token_made_by_the_server_in_its_fragment() {
 }
 
 #[test]
-fn a_session_cookie_is_traded_for_the_token() {
+fn no_cookie_authorizes_anything() {
+    // S1: a cookie reaches every port of 127.0.0.1, so the page uses none: POST /session is
+    // gone, and no cookie opens anything.
     let env = Env::echo();
     let s = serve(&env, &["--token", TOKEN], &[]);
     let json_type = "Content-Type: application/json";
-    for auth in [None, Some("Authorization: Bearer wrong-token-0123456789")] {
-        let mut h = vec![json_type];
-        h.extend(auth);
-        let a = request(s.port, "POST", "/session", &h, b"{}");
-        assert_eq!(a.status, 401, "{auth:?}");
-        assert!(a.header("Set-Cookie").is_none());
-    }
-    let a = request(s.port, "GET", "/session", &[&bearer()], b"");
-    assert_eq!(a.status, 405);
-    let a = request(
-        s.port,
-        "POST",
-        "/session",
-        &[&bearer(), "Content-Type: text/plain"],
-        b"{}",
-    );
-    assert_eq!(a.status, 415);
     let a = request(s.port, "POST", "/session", &[&bearer(), json_type], b"{}");
-    assert_eq!(a.status, 200, "{a:?}");
-    let set = a.header("Set-Cookie").unwrap();
-    let name = format!("ai_session_{}=", s.port);
-    assert!(set.starts_with(&name), "{set}");
-    assert!(
-        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
-        "{set}"
-    );
-    assert!(!set.contains(TOKEN));
-    let pair = set.split(';').next().unwrap();
-    let cookie = format!("Cookie: theme=dark; {pair}");
-    let a = get(s.port, "/chats", &[&cookie]);
-    assert_eq!(a.status, 200, "{a:?}");
-    // A call with the cookie alone.
-    let a = request(
-        s.port,
-        "POST",
-        "/call",
-        &[&cookie, json_type],
-        br#"{"prompt":"by cookie"}"#,
-    );
-    assert_eq!(a.status, 200, "{a:?}");
-    assert!(a.json()["reply"].as_str().unwrap().contains("by cookie"));
-    // Another value, or the value under another port's name, is refused.
-    let value = pair.split_once('=').unwrap().1;
-    for bad in [
-        format!("Cookie: {name}0123456789abcdef0123456789abcdef"),
-        format!("Cookie: ai_session_1={value}"),
-        format!("Cookie: {name}"),
+    assert_eq!(a.status, 404, "{a:?}");
+    assert!(a.header("Set-Cookie").is_none());
+    for cookie in [
+        format!(
+            "Cookie: ai_session_{}=0123456789abcdef0123456789abcdef",
+            s.port
+        ),
+        format!("Cookie: ai_session={TOKEN}"),
     ] {
-        assert_eq!(get(s.port, "/chats", &[&bad]).status, 401, "{bad}");
+        assert_eq!(get(s.port, "/chats", &[&cookie]).status, 401, "{cookie}");
+        let a = request(
+            s.port,
+            "POST",
+            "/call",
+            &[&cookie, json_type],
+            br#"{"prompt":"by cookie"}"#,
+        );
+        assert_eq!(a.status, 401, "{cookie}");
     }
-    // A new server does not know the old one's sessions.
-    drop(s);
-    let s = serve(&env, &["--token", TOKEN], &[]);
-    let stale = format!("Cookie: ai_session_{}={value}", s.port);
-    assert_eq!(get(s.port, "/chats", &[&stale]).status, 401);
+    // The page keeps the token in sessionStorage and sends it as a bearer header.
+    let a = get(s.port, "/app.js", &[]);
+    assert!(a.body.contains("sessionStorage"), "the page's script");
+    assert!(a.body.contains("'Bearer '"), "the page's script");
+    assert!(!a.body.contains("/session"), "the page's script");
+}
+
+/// The signed URL of the first source of a grounded answer, split into path and query.
+fn signed(sources: &Value) -> (String, String) {
+    let url = sources[0]["url"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sources}"));
+    let (path, query) = url.split_once('?').unwrap();
+    assert!(query.starts_with("sig="), "{url}");
+    (path.to_owned(), query.to_owned())
+}
+
+/// A source's signed URL opens that note without the token, and nothing else.
+fn assert_opens_only_its_note(port: u16, path: &str, query: &str) {
+    let a = get(port, &format!("{path}?{query}"), &[]);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.body.contains("<strong>French press</strong>"),
+        "{}",
+        a.body
+    );
+    assert_strict(&a);
+    let a = get(port, &format!("{path}?format=json&{query}"), &[]);
+    assert_eq!(a.status, 200, "{a:?}");
+    let mut changed = query.to_owned();
+    let last = changed.pop().unwrap();
+    changed.push(if last == '0' { '1' } else { '0' });
+    for bad in [
+        format!("{path}?{changed}"),
+        path.to_owned(),
+        format!("/kb/notes/note/02_001_Espresso_d4e5f6071.md?{query}"),
+        format!("{path}/x?{query}"),
+        format!("/kb/notes/search?q=coffee&{query}"),
+        format!("/kb?{query}"),
+        format!("/chats?{query}"),
+        format!("/models?{query}"),
+    ] {
+        let a = get(port, &bad, &[]);
+        assert_eq!(a.status, 401, "{bad}: {a:?}");
+    }
+    // Only GET.
+    let a = request(port, "DELETE", &format!("{path}?{query}"), &[], b"");
+    assert_eq!(a.status, 401, "{a:?}");
 }
 
 #[test]
@@ -323,7 +338,7 @@ fn knowledge_bases_are_listed_searched_and_their_notes_shown() {
 }
 
 #[test]
-fn a_note_is_refused_without_the_token_or_a_session() {
+fn a_note_is_refused_without_the_token_or_a_signature() {
     let env = Env::echo();
     notes(&env);
     let s = serve(&env, &["--token", TOKEN], &[]);
@@ -336,6 +351,9 @@ fn a_note_is_refused_without_the_token_or_a_session() {
         assert_eq!(a.status, 401, "{path}");
         assert!(!a.body.contains("French"), "{path}");
         let a = get(s.port, path, &["Cookie: ai_session_1=x"]);
+        assert_eq!(a.status, 401, "{path}");
+        let sig = "sig=0000000000000000000000000000000000000000000000000000000000000000";
+        let a = get(s.port, &format!("{path}?{sig}"), &[]);
         assert_eq!(a.status, 401, "{path}");
     }
 }
@@ -378,7 +396,11 @@ fn a_grounded_streamed_call_sends_its_sources_then_the_rendered_reply() {
     let sources = &ev[n - 2].1["sources"];
     assert_eq!(sources[0]["kb"], "notes");
     assert_eq!(sources[0]["id"], "c3d4e5f60");
+    let (path, query) = signed(sources);
+    assert_eq!(path, "/kb/notes/note/c3d4e5f60");
+    assert_opens_only_its_note(s.port, &path, &query);
     let done = &ev[n - 1].1;
+    assert_eq!(signed(&done["sources"]), (path.clone(), query.clone()));
     assert_eq!(done["reply"], reply);
     let html = done["html"].as_str().unwrap();
     assert!(html.contains("<strong>French press</strong>"), "{html}");
@@ -397,6 +419,9 @@ fn a_grounded_streamed_call_sends_its_sources_then_the_rendered_reply() {
     assert_inert(m[1]["html"].as_str().unwrap());
     assert!(m[1]["html"].as_str().unwrap().contains("<strong>"));
     assert_eq!(m[1]["sources"][0]["id"], "c3d4e5f60");
+    let (p, q) = signed(&m[1]["sources"]);
+    assert_eq!(p, path);
+    assert_opens_only_its_note(s.port, &p, &q);
 
     // A follow-up without the notes (no_kb) sends no sources event.
     let body = format!(r#"{{"prompt":"and tea?","chat":"{id}","no_kb":true,"stream":true}}"#);

@@ -209,6 +209,54 @@ fn a_second_ctrl_c_during_a_reply_ends_the_session() {
 }
 
 #[test]
+fn a_fast_double_ctrl_c_saves_the_prompt_and_partial_reply_before_ending() {
+    // I2: the second press used to end ai at once, leaving a chat with only its header.
+    let env = Env::echo();
+    env.fake("gemini", STUBBORN_GEMINI);
+    let mut term = Terminal::start(&env, "-i gemini");
+    term.expect("gemini> ");
+    term.send("hello\r");
+    term.expect("partial answer");
+    env.wait_started("gemini");
+    // Two presses 10 ms apart (sent at once, the two signals would merge into one).
+    term.send("\x03");
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    term.send("\x03");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(130), "{screen}");
+    let messages = env.only_messages();
+    assert_eq!(contents(&messages), ["hello", "partial answer"], "{screen}");
+    assert_eq!(messages[1]["interrupted"], true);
+}
+
+/// The session's chat, deleted from another shell: said once, and the next line starts anew.
+#[test]
+fn a_chat_deleted_from_another_shell_is_said_and_the_next_line_starts_a_new_one() {
+    let env = Env::echo();
+    let mut term = Terminal::start(&env, "-i");
+    term.expect(PROMPT);
+    say(&mut term, "first line", PROMPT);
+    let old = env.chat_ids().pop().expect("a chat");
+    env.run(&["chat", "delete", &old]).success();
+    let second = say(&mut term, "second line", PROMPT);
+    assert!(
+        second.contains(&format!("chat {old} was deleted")),
+        "{second}"
+    );
+    assert!(second.contains("the line was not sent"), "{second}");
+    assert!(!second.contains("error: no chat"), "{second}");
+    let third = say(&mut term, "third line", PROMPT);
+    assert!(!third.contains("error"), "{third}");
+    assert!(!third.contains("was deleted"), "{third}");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    let ids = env.chat_ids();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(contents(&env.messages(&ids[0]))[0], "third line");
+}
+
+#[test]
 fn ctrl_c_at_the_prompt_clears_the_line() {
     let env = Env::echo();
     let mut term = Terminal::start(&env, "-i");
@@ -378,6 +426,53 @@ fn past_85_percent_new_chat_sends_the_line_to_a_new_chat() {
 }
 
 #[test]
+fn summarize_with_nothing_to_summarize_asks_again() {
+    // I3: the line used to be sent anyway, after the one-shot warning naming shell commands.
+    let env = Env::echo();
+    env.write_config(r#"{"default_alias":"echo","context_tokens":{"echo":150}}"#);
+    let text = "word ".repeat(60);
+    env.write_chat(
+        "SHORT1",
+        &[
+            header("SHORT1", serde_json::json!({"model": "echo"})),
+            message("user", &text, 1),
+            message("assistant", &text, 1),
+        ],
+    );
+    let mut term = Terminal::start(&env, "chat SHORT1 -i");
+    term.expect(PROMPT);
+    term.send("one more\r");
+    term.expect("[c]ontinue, [s]ummarize, [n]ew chat? ");
+    term.send("s\r");
+    let asked = term.expect("[c]ontinue, [n]ew chat? ");
+    assert!(asked.contains("nothing to summarize"), "{asked}");
+    let sent = say(&mut term, "c", PROMPT);
+    assert!(!sent.contains("ai chat compact"), "{sent}");
+    assert!(!sent.contains("Your choices"), "{sent}");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(env.messages("SHORT1").len(), 4);
+}
+
+#[test]
+fn a_fifo_at_the_history_path_is_warned_about_not_waited_on() {
+    // I4: opening a FIFO for reading waits for a writer: the session never started.
+    let env = Env::echo();
+    let path = std::ffi::CString::new(env.home.join("history").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo(3) touches nothing else.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let mut term = Terminal::start(&env, "-i");
+    let welcome = term.expect(PROMPT);
+    assert!(welcome.contains("is not a regular file"), "{welcome}");
+    say(&mut term, "one", PROMPT);
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(env.only_messages().len(), 2);
+}
+
+#[test]
 fn past_85_percent_continue_sends_as_is() {
     let env = Env::echo();
     env.write_config(r#"{"default_alias":"echo","context_tokens":{"echo":1000}}"#);
@@ -532,14 +627,12 @@ fn a_history_that_cannot_be_written_is_said_once_and_the_session_goes_on() {
     let env = Env::echo();
     std::fs::create_dir_all(env.home.join("history")).unwrap();
     let mut term = Terminal::start(&env, "-i");
-    term.expect(PROMPT);
+    let welcome = term.expect(PROMPT);
+    assert!(welcome.contains("is not a regular file"), "{welcome}");
     let first = say(&mut term, "one", PROMPT);
-    assert!(first.contains("cannot write the history file"), "{first}");
+    assert!(!first.contains("history file"), "{first}");
     let second = say(&mut term, "two", PROMPT);
-    assert!(
-        !second.contains("cannot write the history file"),
-        "{second}"
-    );
+    assert!(!second.contains("history file"), "{second}");
     term.send("\x04");
     let (code, screen) = term.finish();
     assert_eq!(code, Some(0), "{screen}");

@@ -7,10 +7,12 @@ const $ = (id) => document.getElementById(id);
 const state = { chat: null, chatKb: [], busy: false };
 
 class ApiError extends Error {
-  constructor(status, message, hint) {
+  // `chat`: the chat a failed call wrote to (its prompt pending), continued by the next line.
+  constructor(status, message, hint, chat) {
     super(message);
     this.status = status;
     this.hint = hint || null;
+    this.chat = chat || null;
   }
 }
 
@@ -18,11 +20,22 @@ async function failure(res) {
   let data = null;
   try { data = await res.json(); } catch (_) { /* not JSON */ }
   const e = (data && data.error) || {};
-  return new ApiError(res.status, e.message || 'the server answered ' + res.status, e.hint);
+  return new ApiError(res.status, e.message || 'the server answered ' + res.status, e.hint, e.chat);
 }
 
-async function api(method, path, body, headers) {
-  const init = { method, headers: Object.assign({}, headers || {}), credentials: 'same-origin' };
+// The token lives in this tab's sessionStorage (no cookie: browsers send cookies to every port
+// of the host) and goes with every call as a bearer header.
+const TOKEN_KEY = 'ai_token';
+
+function authHeaders(extra) {
+  const h = Object.assign({}, extra || {});
+  const t = sessionStorage.getItem(TOKEN_KEY);
+  if (t) h.Authorization = 'Bearer ' + t;
+  return h;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: authHeaders(), credentials: 'omit' };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -57,7 +70,8 @@ function sourcesList(sources) {
   const ol = el('ol', 'sources');
   for (const s of sources) {
     const a = el('a', 'source', (s.ordering ? s.ordering + ' ' : '') + (s.title || s.id));
-    a.href = noteHref(s.kb, s.id);
+    // The server signs each source's link (a plain link carries no token).
+    a.href = s.url || noteHref(s.kb, s.id);
     a.target = '_blank';
     a.rel = 'noopener noreferrer';
     a.title = s.kb + ' · ' + s.id;
@@ -212,9 +226,9 @@ function parseEvent(raw) {
 async function stream(body, b) {
   const res = await fetch('/call', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    headers: authHeaders({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
     body: JSON.stringify(body),
-    credentials: 'same-origin',
+    credentials: 'omit',
   });
   if (!res.ok) throw await failure(res);
   const reader = res.body.getReader();
@@ -249,7 +263,7 @@ async function stream(body, b) {
         b.d.classList.add('done');
         return ev.data;
       } else if (ev.name === 'error') {
-        throw new ApiError(0, ev.data.error, ev.data.hint);
+        throw new ApiError(0, ev.data.error, ev.data.hint, ev.data.chat);
       }
     }
   }
@@ -285,6 +299,10 @@ async function send(ev) {
     }
     if (kb) state.chatKb = [kb];
   } catch (e) {
+    if (e.chat && !state.chat) {
+      state.chat = e.chat;
+      $('actions').hidden = false;
+    }
     b.d.classList.add('failed');
     b.d.appendChild(el('p', 'failure', 'error: ' + e.message + (e.hint ? ' (hint: ' + e.hint + ')' : '')));
     showError(e);
@@ -348,14 +366,17 @@ async function remove() {
   } catch (e) { showError(e); }
 }
 
-async function loadAll() {
+// `report`: a refused token is shown as an error too (it was just typed in).
+async function loadAll(report) {
   try {
     await loadChats();
   } catch (e) {
     if (e.status === 401) {
+      sessionStorage.removeItem(TOKEN_KEY);
       $('login').hidden = false;
       $('composer').hidden = true;
       document.body.dataset.ready = 'login';
+      if (report) showError(e);
       return;
     }
     showError(e);
@@ -366,10 +387,10 @@ async function loadAll() {
   document.body.dataset.ready = '1';
 }
 
-// The token arrives in the URL's fragment (never sent to a server, never in a Referer) and is
-// traded at once for an HttpOnly session cookie; the fragment is then removed from the URL.
-async function trade(token) {
-  await api('POST', '/session', {}, { Authorization: 'Bearer ' + token });
+// The token arrives in the URL's fragment (never sent to a server, never in a Referer), or from
+// the form; it is kept in this tab's sessionStorage, and the fragment is removed from the URL.
+function keep(token) {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
 }
 
 async function start() {
@@ -387,15 +408,15 @@ async function start() {
     e.preventDefault();
     clearError();
     try {
-      await trade($('token').value.trim());
+      keep($('token').value.trim());
       $('token').value = '';
-      await loadAll();
+      await loadAll(true);
     } catch (err) { showError(err); }
   });
   const m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
   if (m) {
     history.replaceState(null, '', location.pathname + location.search);
-    try { await trade(decodeURIComponent(m[1])); } catch (e) { showError(e); }
+    try { keep(decodeURIComponent(m[1])); } catch (e) { showError(e); }
   }
   await loadAll();
 }
