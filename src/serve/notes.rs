@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::Shared;
 use super::http::{Conn, Head, percent_decode, query_param};
 use super::page::{NotePage, note_page};
-use super::render::markdown;
+use super::render::markdown_with;
 use super::routes::{fail, not_allowed, not_json, run_ai};
 
 /// The most hits one search returns.
@@ -130,6 +130,22 @@ fn search(conn: Conn, head: &Head, name: &str, shared: &Shared) {
     }
 }
 
+/// `target` relative to the folder `dir` (both `/`-separated, inside the notes folder); `None`
+/// when it is empty or leaves the folder.
+fn resolve(dir: &str, target: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in target.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// `ai kb show --json`.
 #[derive(Deserialize, Serialize)]
 struct Note {
@@ -161,7 +177,25 @@ fn note(conn: Conn, head: &Head, name: &str, id: &str, shared: &Shared) {
     let Ok(mut n) = serde_json::from_slice::<Note>(&out) else {
         return not_json(conn);
     };
-    n.html = markdown(&n.text);
+    // A relative link leads to another note of the same base: it is signed, so it opens from a
+    // note reached by a signed link too.
+    // Resolved against the note's own folder (the URL may name it by its ID).
+    let note_path = n.path.clone();
+    let base_dir = note_path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    n.html = markdown_with(&n.text, &|target| {
+        let (path, fragment) = match target.split_once('#') {
+            Some((p, f)) => (p, Some(f)),
+            None => (target, None),
+        };
+        let path = path.split('?').next().unwrap_or("");
+        let resolved = resolve(base_dir, &percent_decode(path, false))?;
+        let mut url = shared.signer.note_url(name, &resolved);
+        if let Some(f) = fragment {
+            url.push('#');
+            url.push_str(f);
+        }
+        Some(url)
+    });
     if as_json {
         return conn.json(200, &n, &[]);
     }
@@ -174,4 +208,18 @@ fn note(conn: Conn, head: &Head, name: &str, id: &str, shared: &Shared) {
         html: &n.html,
     });
     conn.send(200, "text/html; charset=utf-8", page.as_bytes(), &[]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+
+    #[test]
+    fn relative_targets_resolve_inside_the_folder() {
+        assert_eq!(resolve("", "b.md").as_deref(), Some("b.md"));
+        assert_eq!(resolve("sub", "../b.md").as_deref(), Some("b.md"));
+        assert_eq!(resolve("a/b", "./c/d.md").as_deref(), Some("a/b/c/d.md"));
+        assert_eq!(resolve("", "../b.md"), None);
+        assert_eq!(resolve("", ""), None);
+    }
 }

@@ -7,7 +7,20 @@
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html};
 
 /// `text` (markdown) as HTML that carries no markup from the text itself.
+/// A link to somewhere on this server, resolved against the page: no scheme, no leading `/`,
+/// not only a fragment or a query.
+fn is_relative(url: &str) -> bool {
+    let before_slash = url.split('/').next().unwrap_or("");
+    !url.is_empty() && !before_slash.contains(':') && !url.starts_with(['/', '#', '?'])
+}
+
 pub(crate) fn markdown(text: &str) -> String {
+    markdown_with(text, &|_| None)
+}
+
+/// [`markdown`], with `relative` giving the URL a relative link should have instead (a note
+/// page signs the links that lead to other notes); `None` keeps it as written.
+pub(crate) fn markdown_with(text: &str, relative: &dyn Fn(&str) -> Option<String>) -> String {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -24,6 +37,13 @@ pub(crate) fn markdown(text: &str) -> String {
         }) => {
             let ok = safe_url(&dest_url);
             dropped.push(!ok);
+            let dest_url = match is_relative(&dest_url)
+                .then(|| relative(&dest_url))
+                .flatten()
+            {
+                Some(url) => url.into(),
+                None => dest_url,
+            };
             ok.then_some(Event::Start(Tag::Link {
                 link_type,
                 dest_url,

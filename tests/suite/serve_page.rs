@@ -309,9 +309,10 @@ fn knowledge_bases_are_listed_searched_and_their_notes_shown() {
         "{}",
         a.body
     );
+    // A link to another note is signed (it opens without the token, as a source link does).
     assert!(
         a.body
-            .contains("<a href=\"02_001_Espresso_d4e5f6071.md\">Espresso</a>"),
+            .contains("<a href=\"/kb/notes/note/02_001_Espresso_d4e5f6071.md?sig="),
         "{}",
         a.body
     );
@@ -458,4 +459,22 @@ fn bad_knowledge_base_fields_of_a_call_are_refused() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn a_link_from_one_note_to_another_opens_it_without_the_token() {
+    let env = Env::echo();
+    notes(&env);
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let a = get(s.port, "/kb/notes/note/c3d4e5f60?format=json", &[&bearer()]);
+    assert_eq!(a.status, 200, "{a:?}");
+    let html = a.json()["html"].as_str().unwrap().to_owned();
+    let at = html
+        .find("href=\"/kb/notes/note/02_001_Espresso_d4e5f6071.md?sig=")
+        .unwrap_or_else(|| panic!("the link to Espresso is signed: {html}"));
+    let href = &html[at + 6..];
+    let href = &href[..href.find('"').unwrap()].replace("&amp;", "&");
+    let a = get(s.port, href, &[]);
+    assert_eq!(a.status, 200, "{href}: {a:?}");
+    assert!(a.body.contains("Espresso"), "{}", a.body);
 }
