@@ -111,22 +111,7 @@ fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Ou
             let reading = reading_tx.clone();
             scope.spawn(move || {
                 let _reading = reading;
-                let mut kept = Vec::new();
-                let mut buf = [0u8; 8192];
-                loop {
-                    match pipe.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            kept.extend_from_slice(&buf[..n]);
-                            if kept.len() > 2 * STDERR_KEEP {
-                                kept.drain(..kept.len() - STDERR_KEEP);
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                kept
+                read_tail(&mut pipe, STDERR_KEEP)
             })
         });
         let (done_tx, done_rx) = mpsc::channel::<()>();
@@ -545,12 +530,8 @@ fn spawn_error(inv: &Invocation<'_>, e: &std::io::Error) -> Error {
 /// The backend's own words (stderr, or stdout when stderr is empty, as claude does), its exit
 /// code, and a hint where the code is known.
 fn exit_error(inv: &Invocation<'_>, status: ExitStatus, stderr: &[u8], stdout: &[u8]) -> Error {
-    let how = match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit code {code}"),
-        (None, Some(sig)) => format!("signal {sig}"),
-        _ => "an unknown status".to_owned(),
-    };
-    let own = last_lines(stderr).or_else(|| last_lines(stdout));
+    let how = how(status);
+    let own = last_lines(stderr, 4000).or_else(|| last_lines(stdout, 4000));
     let msg = match &own {
         Some(text) if !text.contains('\n') => format!("{} failed ({how}): {text}", inv.name),
         Some(text) => format!(
@@ -589,7 +570,9 @@ fn hint_for(inv: &Invocation<'_>, status: ExitStatus, own: &str) -> String {
 }
 
 /// The last few non-empty lines of a child's output, cleaned of control sequences.
-fn last_lines(bytes: &[u8]) -> Option<String> {
+/// The last non-empty lines of a program's output (at most 12, about `max` bytes), cleaned of
+/// control sequences; `None` when it printed nothing.
+pub(crate) fn last_lines(bytes: &[u8], max: usize) -> Option<String> {
     let text = sanitize(&String::from_utf8_lossy(bytes));
     let lines: Vec<&str> = text
         .lines()
@@ -601,12 +584,44 @@ fn last_lines(bytes: &[u8]) -> Option<String> {
     }
     let tail = &lines[lines.len().saturating_sub(12)..];
     let mut out = tail.join("\n");
-    if out.len() > 4000 {
-        let cut = out.len() - 4000;
+    if out.len() > max {
+        let cut = out.len() - max;
         let cut = (cut..out.len())
             .find(|i| out.is_char_boundary(*i))
             .unwrap_or(0);
         out = format!("…{}", &out[cut..]);
     }
     Some(out)
+}
+
+/// How a program ended: `exit code 3`, `signal 9`.
+pub(crate) fn how(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => "an unknown status".to_owned(),
+    }
+}
+
+/// Read a pipe to its end, keeping its last `keep` bytes.
+pub(crate) fn read_tail(mut pipe: impl Read, keep: usize) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 2 * keep {
+                    kept.drain(..kept.len() - keep);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if kept.len() > keep {
+        kept.drain(..kept.len() - keep);
+    }
+    kept
 }

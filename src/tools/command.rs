@@ -5,8 +5,8 @@
 //! allows it (`tools.allow`), and each run is asked for on the terminal unless `--yolo`.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitStatus, Stdio};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -282,59 +282,12 @@ pub(crate) fn run(
     Ok(Output { text, cut: true })
 }
 
-/// `exit code 3`, `signal 9`.
-pub(crate) fn how(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit code {code}"),
-        (None, Some(sig)) => format!("signal {sig}"),
-        _ => "an unknown status".to_owned(),
-    }
-}
-
-/// Read a pipe to its end, keeping its last `keep` bytes.
-pub(crate) fn read_tail(mut pipe: impl Read, keep: usize) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match pipe.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 2 * keep {
-                    kept.drain(..kept.len() - keep);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    if kept.len() > keep {
-        kept.drain(..kept.len() - keep);
-    }
-    kept
-}
+pub(crate) use crate::backend::process::{how, read_tail};
 
 /// The last non-empty lines of a program's stderr (at most 12, about 2,000 characters),
 /// cleaned of control sequences; `None` when it printed nothing.
 pub(crate) fn tail_lines(bytes: &[u8]) -> Option<String> {
-    let text = crate::output::sanitize(&String::from_utf8_lossy(bytes));
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    if lines.is_empty() {
-        return None;
-    }
-    let mut out = lines[lines.len().saturating_sub(12)..].join("\n");
-    if out.len() > 2000 {
-        let mut cut = out.len() - 2000;
-        while !out.is_char_boundary(cut) {
-            cut += 1;
-        }
-        out = format!("…{}", &out[cut..]);
-    }
-    Some(out)
+    crate::backend::process::last_lines(bytes, 2000)
 }
 
 #[cfg(test)]
