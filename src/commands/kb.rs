@@ -144,7 +144,7 @@ fn report(ctx: &Ctx, name: &str, counts: &sync::Counts, json: bool) -> Result<()
     Ok(())
 }
 
-fn skipped_notice(ctx: &Ctx, s: &sync::SkipCounts) {
+fn skipped_notice(ctx: &Ctx, s: &kb::scan::Skipped) {
     let total = s.total();
     if total == 0 {
         return;

@@ -43,8 +43,9 @@ pub(crate) struct Entry {
     pub(crate) kind: Kind,
 }
 
-/// What the walk left out, by reason. A skipped folder counts once, whatever it holds.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// What the walk (and then the sync, which reads the files) left out, by reason. A skipped
+/// folder counts once, whatever it holds.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Skipped {
     /// Names starting with '.' (files and folders, `.git` and `.gitignore` included).
     pub(crate) hidden: u64,
@@ -59,8 +60,26 @@ pub(crate) struct Skipped {
     /// Symlinks not followed: to a folder (loops), or to something that is not a regular file.
     pub(crate) links: u64,
     /// Folders that could not be listed, files whose metadata could not be read, broken
-    /// symlinks, unreadable `.gitignore` files.
+    /// symlinks, unreadable `.gitignore` files; files the sync could not read.
     pub(crate) unreadable: u64,
+    /// Found binary when the sync read them.
+    pub(crate) binary: u64,
+    /// A second file with a note ID already taken (counted by the sync).
+    pub(crate) duplicate: u64,
+}
+
+impl Skipped {
+    pub(crate) fn total(&self) -> u64 {
+        self.hidden
+            + self.ignored
+            + self.excluded
+            + self.unsupported
+            + self.large
+            + self.links
+            + self.unreadable
+            + self.binary
+            + self.duplicate
+    }
 }
 
 /// Which files count as notes: the `--include` and `--exclude` globs.

@@ -40,49 +40,7 @@ pub(crate) struct Counts {
     /// Passages sent for embedding in this sync.
     pub(crate) embedded: u64,
     /// Files not indexed, by reason.
-    pub(crate) skipped: SkipCounts,
-}
-
-#[derive(Debug, Default, Clone, serde::Serialize)]
-pub(crate) struct SkipCounts {
-    pub(crate) hidden: u64,
-    pub(crate) ignored: u64,
-    pub(crate) excluded: u64,
-    pub(crate) unsupported: u64,
-    pub(crate) large: u64,
-    /// Links to folders (never followed) or to what is not a file.
-    pub(crate) links: u64,
-    pub(crate) binary: u64,
-    pub(crate) unreadable: u64,
-    /// A second file with a note ID already taken.
-    pub(crate) duplicate: u64,
-}
-
-impl SkipCounts {
-    fn from_scan(s: &Skipped) -> SkipCounts {
-        SkipCounts {
-            hidden: s.hidden,
-            ignored: s.ignored,
-            excluded: s.excluded,
-            unsupported: s.unsupported,
-            large: s.large,
-            links: s.links,
-            unreadable: s.unreadable,
-            ..SkipCounts::default()
-        }
-    }
-
-    pub(crate) fn total(&self) -> u64 {
-        self.hidden
-            + self.ignored
-            + self.excluded
-            + self.unsupported
-            + self.large
-            + self.links
-            + self.binary
-            + self.unreadable
-            + self.duplicate
-    }
+    pub(crate) skipped: Skipped,
 }
 
 impl Counts {
@@ -176,7 +134,7 @@ pub(crate) fn run(
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(root, &filter)?;
     let mut counts = Counts {
-        skipped: SkipCounts::from_scan(&skipped),
+        skipped,
         ..Counts::default()
     };
 
@@ -383,7 +341,7 @@ enum Read {
 }
 
 /// Read and identify a file.
-fn read_entry(entry: &Entry, skipped: &mut SkipCounts) -> Read {
+fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
     let bytes = match std::fs::read(&entry.path) {
         Ok(b) => b,
         Err(_) => {
