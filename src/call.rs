@@ -55,7 +55,7 @@ pub(crate) fn run(
     }
 
     // A knowledge base named on the command line must exist before anything is read or sent.
-    if let Choice::Names(names) = &options(&ctx, args).kb {
+    if let Choice::Names(names) = &kb_choice(args) {
         ground::check(&ctx.home, &ctx.config, names)?;
     }
 
@@ -146,21 +146,26 @@ pub(crate) fn options(ctx: &Ctx, args: &CallArgs) -> Options {
         timeout_given: args.timeout.is_some(),
         no_wait: args.no_wait,
         dry_run: args.dry_run,
-        kb: if args.no_kb {
-            Choice::Off
-        } else if args.kb.is_empty() {
-            Choice::Default
-        } else {
-            let mut names: Vec<String> = Vec::with_capacity(args.kb.len());
-            for n in &args.kb {
-                if !names.contains(n) {
-                    names.push(n.clone());
-                }
-            }
-            Choice::Names(names)
-        },
+        kb: kb_choice(args),
         tools: None,
     }
+}
+
+/// `--kb NAME…` (each once) or `--no-kb`.
+fn kb_choice(args: &CallArgs) -> Choice {
+    if args.no_kb {
+        return Choice::Off;
+    }
+    if args.kb.is_empty() {
+        return Choice::Default;
+    }
+    let mut names: Vec<String> = Vec::with_capacity(args.kb.len());
+    for n in &args.kb {
+        if !names.contains(n) {
+            names.push(n.clone());
+        }
+    }
+    Choice::Names(names)
 }
 
 /// The call's settings with its tools read (`--data` files, a tools file): before any chat is
