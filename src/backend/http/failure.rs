@@ -283,6 +283,18 @@ impl Failure {
         self.into_error(p, model).hint(hint)
     }
 
+    /// The notice before a retry, redacted: the error text comes from the server, which may
+    /// echo the key.
+    pub(crate) fn retry_notice(&self, p: &Resolved, attempt: u32, delay: Duration) -> String {
+        p.redact(&format!(
+            "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
+            p.name,
+            self.short(),
+            delay.as_secs_f64(),
+            p.retries
+        ))
+    }
+
     pub(crate) fn short(&self) -> String {
         match self {
             Failure::Transport(e) => format!("could not be reached ({e})"),

@@ -412,17 +412,7 @@ fn exchange(
             return Err(failure.beyond(p, model, limit));
         }
         attempt += 1;
-        // The error text comes from the server, which may echo the key.
-        ui.notice(&redact(
-            &format!(
-                "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
-                p.name,
-                failure.short(),
-                delay.as_secs_f64(),
-                p.retries
-            ),
-            p,
-        ));
+        ui.notice(&failure.retry_notice(p, attempt, delay));
         std::thread::sleep(delay);
     }
 }

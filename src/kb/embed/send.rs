@@ -53,14 +53,7 @@ impl Job {
             if signal::interrupted() {
                 return Err(Error::Interrupted);
             }
-            // The error text comes from the server, which may echo the key.
-            self.ui.notice(&p.redact(&format!(
-                "ai: {} {}; retrying in {:.1}s ({attempt}/{})",
-                p.name,
-                failure.short(),
-                delay.as_secs_f64(),
-                p.retries
-            )));
+            self.ui.notice(&failure.retry_notice(p, attempt, delay));
             std::thread::sleep(delay);
         }
     }
