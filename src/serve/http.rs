@@ -176,24 +176,10 @@ impl Conn {
     }
 
     /// Answer with one JSON value and close.
-    pub(super) fn json(mut self, status: u16, body: &impl Serialize, extra: &[(&str, &str)]) {
+    pub(super) fn json(self, status: u16, body: &impl Serialize, extra: &[(&str, &str)]) {
         let mut text = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
         text.push(b'\n');
-        let mut head = status_line(status);
-        head.push_str("Content-Type: application/json\r\n");
-        head.push_str(&format!("Content-Length: {}\r\n", text.len()));
-        for (k, v) in extra {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        let sent = self
-            .stream
-            .write_all(head.as_bytes())
-            .and_then(|()| self.stream.write_all(&text))
-            .and_then(|()| self.stream.flush());
-        if sent.is_ok() {
-            self.close();
-        }
+        self.send(status, "application/json", &text, extra);
     }
 
     /// Answer with a body of this type (the page, its script and style, a note) and close.
