@@ -1,7 +1,5 @@
 //! `ai kb add | sync | list | stats | search | show | remove`.
 
-use std::path::Path;
-
 use comfy_table::{Table, presets};
 use serde::Serialize;
 
@@ -29,9 +27,8 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
         } => add(
             &ctx,
             &name,
-            &path,
             BaseConfig {
-                path: path.clone(),
+                path,
                 embed,
                 dimensions,
                 include,
@@ -61,7 +58,9 @@ fn print_json(v: &impl Serialize) -> Result<()> {
     output::print_stdout(&text)
 }
 
-fn add(ctx: &Ctx, name: &str, path: &Path, mut base: BaseConfig, json: bool) -> Result<()> {
+/// `base.path` is the folder as given; it is stored absolute.
+fn add(ctx: &Ctx, name: &str, mut base: BaseConfig, json: bool) -> Result<()> {
+    let path = base.path.clone();
     if !valid_name(name) {
         return Err(
             Error::usage(format!("'{name}' cannot name a knowledge base"))
@@ -77,7 +76,7 @@ fn add(ctx: &Ctx, name: &str, path: &Path, mut base: BaseConfig, json: bool) -> 
             "sync it with: ai kb sync {name}; or remove it first: ai kb remove {name}"
         )));
     }
-    let abs = std::fs::canonicalize(path).map_err(|e| {
+    let abs = std::fs::canonicalize(&path).map_err(|e| {
         Error::not_found(format!(
             "cannot use {} as a notes folder: {e}",
             path.display()
