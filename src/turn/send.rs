@@ -214,6 +214,9 @@ pub(super) fn send(
             });
         }
         if signal::interrupted() {
+            // This round is not complete and is not written: it does not count (the prompt is
+            // then written with the reply, as in a turn without rounds).
+            rounds -= 1;
             break (String::new(), End::Interrupted, None);
         }
         let round = RoundRec {

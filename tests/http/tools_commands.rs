@@ -285,3 +285,20 @@ fn ctrl_c_stops_a_running_command_tool() {
     assert_eq!(status.code(), Some(130));
     assert!(wait_gone(tool, Duration::from_secs(3)), "{tool} still runs");
 }
+
+#[test]
+fn ctrl_c_in_the_first_tool_round_keeps_the_prompt() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "slow", json!({}));
+    let mut ai = env.spawn(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"]);
+    assert!(wait_for_file(&state.join("args"), Duration::from_secs(10)));
+    signal(ai.pid(), libc::SIGINT);
+    let status = ai.wait_status_within(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(130));
+    // The round never completed, so it is not written; the question is.
+    let msgs = env.only_messages();
+    assert_eq!(msgs[0]["role"], "user", "{msgs:?}");
+    assert_eq!(msgs[0]["content"], "free space?");
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(msgs[1]["interrupted"], true);
+}
