@@ -557,17 +557,12 @@ impl Server {
     fn gone_why(&mut self) -> String {
         let mut status = None;
         if let Some(child) = self.child.as_mut() {
-            // Its output closed; the exit itself follows within moments.
-            let until = Instant::now() + Duration::from_millis(500);
-            while Instant::now() < until {
-                match child.try_wait() {
-                    Ok(Some(s)) => {
-                        status = Some(s);
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                    Err(_) => break,
-                }
+            // Its output closed; the exit itself follows within moments. Until it is reaped
+            // its group ID is still its own: whatever it left running goes with it first.
+            let pid = i32::try_from(child.id()).unwrap_or(0);
+            if pid > 0 && exits_within(pid, Duration::from_millis(500)) {
+                kill_group(pid, libc::SIGKILL);
+                status = child.try_wait().ok().flatten();
             }
         }
         let why = match status {

@@ -76,6 +76,19 @@ for line in sys.stdin:
             time.sleep(float(os.environ.get("FAKE_HANG", "300")))
             result(id, {"content": [{"type": "text", "text": "late"}]})
         elif name == "crash":
+            if mode == "orphan":
+                # Leaves a child behind that ignores SIGTERM and holds none of its pipes.
+                if os.fork() == 0:
+                    import signal
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                    for fd in (0, 1, 2):
+                        os.close(fd)
+                    with open(os.path.join(state, "orphan"), "w") as f:
+                        f.write(str(os.getpid()))
+                    time.sleep(300)
+                    os._exit(0)
+                while not os.path.exists(os.path.join(state, "orphan")):
+                    time.sleep(0.01)
             sys.stderr.write("fatal: the fake server crashed\n")
             sys.stderr.flush()
             os._exit(3)
@@ -554,4 +567,20 @@ fn ctrl_c_during_an_mcp_call_ends_the_turn_and_stops_the_server() {
     assert_eq!(status.code(), Some(130));
     assert_gone(&state);
     assert_eq!(s.requests().len(), 1);
+}
+
+#[test]
+fn a_server_that_crashes_leaves_nothing_of_its_own_running() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__crash", "{}")]),
+        Reply::sse(&[&oa_stream("The server is gone.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "orphan", Some(5.0));
+    env.run(&["openai:gpt-test", "--mcp", "fake", "crash it"])
+        .success();
+    let orphan = read_pid(&state.join("orphan"));
+    assert!(
+        wait_gone(orphan, std::time::Duration::from_secs(3)),
+        "the server's child {orphan} still runs"
+    );
 }
