@@ -370,10 +370,8 @@ impl Server {
                 )
             })?;
             for t in page.tools {
+                // Names that clash are sorted out (and said) where all tools are gathered.
                 let exposed = exposed_name(&self.name, &t.name);
-                if tools.iter().any(|k| k.exposed == exposed) {
-                    continue;
-                }
                 let schema = match t.input_schema {
                     Some(s @ Value::Object(_)) => s,
                     _ => json!({"type": "object", "properties": {}}),

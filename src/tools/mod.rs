@@ -136,15 +136,30 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
     taken.extend(commands.iter().map(|c| c.name.clone()));
     for (name, spec) in servers {
         let (server, tools) = mcp::start(name, spec)?;
-        // A name already taken keeps its first owner.
+        // A name already taken keeps its first owner; a nameless tool cannot be called. Either
+        // is said, not dropped in silence.
+        let mut left_out = Vec::new();
         let tools: Vec<mcp::RemoteTool> = tools
             .into_iter()
             .filter(|t| {
+                if t.name.is_empty() {
+                    left_out.push("a tool with no name".to_owned());
+                    return false;
+                }
                 let free = !taken.contains(&t.exposed);
                 taken.push(t.exposed.clone());
+                if !free {
+                    left_out.push(format!("{} (its name is taken)", t.name));
+                }
                 free
             })
             .collect();
+        if !left_out.is_empty() {
+            crate::output::Ui::new(args.quiet).warn(&format!(
+                "MCP server {name}: not offered: {}",
+                left_out.join(", ")
+            ));
+        }
         mcp.push(Connected {
             server: Mutex::new(server),
             tools,

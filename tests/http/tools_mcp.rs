@@ -57,6 +57,9 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": "s1", "method": "ping"})
         result(id, {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "fake", "version": "1"}})
+    elif method == "tools/list" and mode == "clash":
+        # Two names that are one once made safe for providers, and a nameless tool.
+        result(id, {"tools": [{"name": "a.b"}, {"name": "a_b"}, {"name": ""}]})
     elif method == "tools/list":
         if (msg.get("params") or {}).get("cursor") == "page2":
             result(id, {"tools": page2})
@@ -582,5 +585,21 @@ fn a_server_that_crashes_leaves_nothing_of_its_own_running() {
     assert!(
         wait_gone(orphan, std::time::Duration::from_secs(3)),
         "the server's child {orphan} still runs"
+    );
+}
+
+#[test]
+fn tools_that_cannot_be_offered_as_they_are_named_are_said() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream("ok", 1, 1)])]);
+    let (env, _state) = world("openai", &s, "clash", Some(5.0));
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "fake", "hi"])
+        .success();
+    assert_eq!(tool_names(&s.requests()[0].json()), ["fake__a_b"]);
+    assert!(
+        out.stderr
+            .contains("MCP server fake: not offered: a_b (its name is taken), a tool with no name"),
+        "{}",
+        out.stderr
     );
 }
