@@ -289,6 +289,9 @@ pub(crate) enum KbAction {
     /// Notes, passages, size on disk, embedding model and last sync of a knowledge base.
     Stats {
         name: String,
+        /// List the files the sync leaves out by reason (generated notes by name).
+        #[arg(long)]
+        skipped: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

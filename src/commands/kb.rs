@@ -39,7 +39,17 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
         ),
         KbAction::Sync { names, full, json } => sync_all(&ctx, &names, full, json),
         KbAction::List { json } => list(&ctx, json),
-        KbAction::Stats { name, json } => stats(&ctx, &name, json),
+        KbAction::Stats {
+            name,
+            skipped,
+            json,
+        } => {
+            if skipped {
+                stats_skipped(&ctx, &name, json)
+            } else {
+                stats(&ctx, &name, json)
+            }
+        }
         KbAction::Search {
             name,
             query,
@@ -158,6 +168,7 @@ fn skipped_notice(ctx: &Ctx, s: &kb::scan::Skipped) {
         (s.binary, "binary"),
         (s.unreadable, "unreadable"),
         (s.duplicate, "duplicate ID"),
+        (s.generated, "generated"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
@@ -329,6 +340,43 @@ fn short_time(rfc3339: &str) -> String {
                 .to_string()
         })
         .unwrap_or_else(|_| rfc3339.to_owned())
+}
+
+/// `ai kb stats NAME --skipped`: what a walk of the folder leaves out now, by reason, and the
+/// generated notes by path.
+fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
+    let base = kb::base(&ctx.config, name)?;
+    let filter = kb::scan::Filter::new(&base.include, &base.exclude)?;
+    let (_, s) = kb::scan::scan(&base.path, &filter)?;
+    if json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            counts: &'a kb::scan::Skipped,
+            generated_files: &'a [String],
+        }
+        return print_json(&Out {
+            counts: &s,
+            generated_files: &s.generated_paths,
+        });
+    }
+    let mut out = String::new();
+    for (n, what) in [
+        (s.hidden, "hidden"),
+        (s.ignored, "gitignored"),
+        (s.excluded, "excluded"),
+        (s.unsupported, "not text"),
+        (s.large, "too large"),
+        (s.links, "links not followed"),
+        (s.unreadable, "unreadable"),
+        (s.generated, "generated"),
+    ] {
+        out.push_str(&format!("{what:<20}{n}\n"));
+    }
+    for p in &s.generated_paths {
+        out.push_str(&format!("generated           {}\n", sanitize(p)));
+    }
+    output::print_stdout(&out)
 }
 
 fn stats(ctx: &Ctx, name: &str, json: bool) -> Result<()> {

@@ -13,8 +13,10 @@
 
 pub(crate) mod chunk;
 pub(crate) mod embed;
+pub(crate) mod fresh;
 mod glob;
 pub(crate) mod ground;
+pub(crate) mod lang;
 pub(crate) mod note;
 mod progress;
 pub(crate) mod scan;
@@ -79,6 +81,11 @@ impl Searcher {
     pub(crate) fn open(home: &Home, config: &Config, name: &str, ui: &Ui) -> Result<Searcher> {
         base(config, name)?;
         let index = store::Index::open(home, name, false)?;
+        if !index.keywords_current()? {
+            ui.warn(&format!(
+                "knowledge base {name} was indexed by an older version of ai: its keywords are searched without stemming until: ai kb sync {name}"
+            ));
+        }
         let embedder = match index.meta("embed")? {
             Some(spec) if index.meta("dimensions")?.is_some() => {
                 let dims = index.meta("dimensions")?.and_then(|d| d.parse().ok());

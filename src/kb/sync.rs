@@ -15,6 +15,7 @@ use rusqlite::{Transaction, params};
 
 use super::chunk;
 use super::embed::{self, Embedder, Input, Purpose};
+use super::lang;
 use super::note::{self, Note};
 use super::progress::Progress;
 use super::scan::{self, Entry, Skipped};
@@ -91,6 +92,14 @@ struct Known {
     ordering: Option<String>,
     size: i64,
     mtime: i64,
+    /// One alias a line.
+    aliases: String,
+    lang: Option<String>,
+}
+
+/// A note's aliases as the index keeps them: one a line.
+fn aliases_line(note: &Note) -> String {
+    note.aliases.join("\n")
 }
 
 /// Sync knowledge base `name` with its folder.
@@ -123,6 +132,11 @@ pub(crate) fn run(
                 "ai: knowledge base {name} was chunked by another version; rebuilding it"
             ));
             full = true;
+        } else if !ix.keywords_current()? {
+            ui.notice(&format!(
+                "ai: knowledge base {name} was indexed by an older version; indexing its keywords again (passages and embeddings are kept)"
+            ));
+            ix.migrate_keywords()?;
         }
     }
     if full {
@@ -194,8 +208,10 @@ pub(crate) fn run(
         let t = tx.as_ref().expect("a transaction is open");
         match known.get(&note.id) {
             Some(k) if k.hash == note.hash => {
-                let meta_changed =
-                    k.path != entry.rel || k.title != note.title || k.ordering != note.ordering;
+                let meta_changed = k.path != entry.rel
+                    || k.title != note.title
+                    || k.ordering != note.ordering
+                    || k.aliases != aliases_line(&note);
                 update_note_meta(&ix, t, k, entry, &note)?;
                 if meta_changed {
                     counts.metadata += 1;
@@ -250,6 +266,17 @@ pub(crate) fn run(
     }
     counts.notes = ix.count("SELECT count(*) FROM notes")?;
     counts.chunks = ix.count("SELECT count(*) FROM chunks")?;
+    let langs: Vec<String> = {
+        let mut st = ix
+            .conn
+            .prepare("SELECT DISTINCT lang FROM notes WHERE lang IS NOT NULL ORDER BY lang")
+            .map_err(|e| ix.damaged(&e))?;
+        st.query_map([], |r| r.get(0))
+            .map_err(|e| ix.damaged(&e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| ix.damaged(&e))?
+    };
+    ix.set_meta("languages", Some(&langs.join(",")))?;
     ix.set_meta("last_sync", Some(&chrono::Utc::now().to_rfc3339()))?;
     // Fold the write-ahead log back so the index is one file at rest.
     let _ = ix
@@ -305,7 +332,7 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
 fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
     let mut st = ix
         .conn
-        .prepare("SELECT n, id, path, hash, title, ordering, size, mtime FROM notes")
+        .prepare("SELECT n, id, path, hash, title, ordering, size, mtime, aliases, lang FROM notes")
         .map_err(|e| ix.damaged(&e))?;
     let rows = st
         .query_map([], |r| {
@@ -319,6 +346,8 @@ fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
                     ordering: r.get(5)?,
                     size: r.get(6)?,
                     mtime: r.get(7)?,
+                    aliases: r.get(8)?,
+                    lang: r.get(9)?,
                 },
             ))
         })
@@ -381,20 +410,25 @@ fn update_note_meta(
     entry: &Entry,
     note: &Note,
 ) -> Result<()> {
+    let aliases = aliases_line(note);
     t.execute(
-        "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, size = ?5, mtime = ?6 WHERE n = ?1",
+        "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, size = ?5, mtime = ?6, aliases = ?7, lang = ?8 WHERE n = ?1",
         params![
             k.n,
             entry.rel,
             note.title,
             note.ordering,
             entry.size as i64,
-            entry.mtime_ns
+            entry.mtime_ns,
+            aliases,
+            note.lang.code()
         ],
     )
     .map_err(|e| ix.damaged(&e))?;
-    if k.title != note.title {
-        // The title is searchable: index the passages again under the new one.
+    if k.title != note.title || k.aliases != aliases || k.lang.as_deref() != Some(note.lang.code())
+    {
+        // Title and aliases are searchable, and the language says how words are stemmed:
+        // index the passages again (an index that was migrated has no keywords for them yet).
         let rows: Vec<(i64, String, String)> = {
             let mut st = t
                 .prepare_cached("SELECT c, heading, text FROM chunks WHERE note = ?1")
@@ -406,7 +440,7 @@ fn update_note_meta(
         };
         for (c, heading, text) in rows {
             unindex(ix, t, c)?;
-            index_text(ix, t, c, &note.title, &heading, &text)?;
+            index_text(ix, t, c, note, &heading, &text)?;
         }
     }
     Ok(())
@@ -420,24 +454,43 @@ fn unindex(ix: &Index, t: &Transaction<'_>, c: i64) -> Result<()> {
     Ok(())
 }
 
+/// Index one passage: its words as stems of the note's language (with the note's title and
+/// aliases), its trigrams as folded text. Embedded notes and images (`![[…]]`) are no text of
+/// the passage.
 fn index_text(
     ix: &Index,
     t: &Transaction<'_>,
     c: i64,
-    title: &str,
+    note: &Note,
     heading: &str,
     text: &str,
 ) -> Result<()> {
-    let (title, heading, text) = (fold(title), fold(heading), fold(text));
-    for table in ["words", "grams"] {
-        let mut st = t
-            .prepare_cached(&format!(
-                "INSERT INTO {table}(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)"
-            ))
-            .map_err(|e| ix.damaged(&e))?;
-        st.execute(params![c, title, heading, text])
-            .map_err(|e| ix.damaged(&e))?;
-    }
+    let text = note::without_embeds(text);
+    let stems = lang::Stems::new(note.lang);
+    let aliases = note.aliases.join(" ; ");
+    let mut st = t
+        .prepare_cached(
+            "INSERT INTO words(rowid, title, aliases, heading, text) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(|e| ix.damaged(&e))?;
+    st.execute(params![
+        c,
+        stems.text(&note.title),
+        stems.text(&aliases),
+        stems.text(heading),
+        stems.text(&text)
+    ])
+    .map_err(|e| ix.damaged(&e))?;
+    let title = if aliases.is_empty() {
+        fold(&note.title)
+    } else {
+        fold(&format!("{} ; {aliases}", note.title))
+    };
+    let mut st = t
+        .prepare_cached("INSERT INTO grams(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)")
+        .map_err(|e| ix.damaged(&e))?;
+    st.execute(params![c, title, fold(heading), fold(&text)])
+        .map_err(|e| ix.damaged(&e))?;
     Ok(())
 }
 
@@ -520,8 +573,8 @@ fn replace_note(
             t.execute("DELETE FROM chunks WHERE note = ?1", [k.n])
                 .map_err(|e| ix.damaged(&e))?;
             t.execute(
-                "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, hash = ?5, size = ?6, mtime = ?7 WHERE n = ?1",
-                params![k.n, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns],
+                "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, hash = ?5, size = ?6, mtime = ?7, aliases = ?8, lang = ?9 WHERE n = ?1",
+                params![k.n, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns, aliases_line(note), note.lang.code()],
             )
             .map_err(|e| ix.damaged(&e))?;
             if had_vectors {
@@ -531,8 +584,8 @@ fn replace_note(
         }
         None => {
             t.execute(
-                "INSERT INTO notes (id, path, title, ordering, hash, size, mtime) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![note.id, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns],
+                "INSERT INTO notes (id, path, title, ordering, hash, size, mtime, aliases, lang) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![note.id, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns, aliases_line(note), note.lang.code()],
             )
             .map_err(|e| ix.damaged(&e))?;
             t.last_insert_rowid()
@@ -564,7 +617,7 @@ fn replace_note(
             .map_err(|e| ix.damaged(&e))?;
         }
         let c = t.last_insert_rowid();
-        index_text(ix, t, c, &note.title, &ch.heading, &ch.text)?;
+        index_text(ix, t, c, note, &ch.heading, &ch.text)?;
     }
     if reused {
         vectors::bump(ix)?;
