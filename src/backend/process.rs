@@ -354,10 +354,20 @@ fn finish_stream(
         Ok(s) => s,
         Err(end) => return (out(d.text, end), false),
     };
+    // Plain lines the CLI printed among its events: what it said, in its error.
+    let said = |e: Error| match last_lines(d.stray.as_bytes(), 4000) {
+        Some(lines) => e.with_detail(&format!(
+            "{} also printed:\n  {}",
+            inv.name,
+            lines.replace('\n', "\n  ")
+        )),
+        None => e,
+    };
     if let Some(msg) = &d.error {
-        return (out(d.text, End::Failed(own_error(inv, status, msg))), false);
+        let e = said(own_error(inv, status, msg));
+        return (out(d.text.clone(), End::Failed(e)), false);
     }
-    let plain = d.plain.unwrap_or_default();
+    let plain = d.plain.clone().unwrap_or_default();
     if !status.success() {
         let rejected = !d.saw_json && rejects_flags(inv, &stderr, plain.as_bytes());
         // A JSON stream that said nothing of failing: what it said is what it printed.
@@ -366,8 +376,8 @@ fn finish_stream(
         } else {
             plain.as_bytes()
         };
-        let e = exit_error(inv, status, &stderr, printed);
-        return (out(d.text, End::Failed(e)), rejected);
+        let e = said(exit_error(inv, status, &stderr, printed));
+        return (out(d.text.clone(), End::Failed(e)), rejected);
     }
     if !d.saw_json {
         // Plain text where JSON was asked, and a successful exit: that text is the reply.
@@ -377,12 +387,14 @@ fn finish_stream(
         return (out(plain, End::Complete), false);
     }
     if !d.finished {
-        let e = Error::backend(format!(
-            "{}'s output stopped before its final event: the reply may be incomplete",
-            inv.name
-        ))
-        .hint("`ai --dry-run …` prints the exact command, to try it by hand");
-        return (out(d.text, End::Failed(e)), false);
+        let e = said(
+            Error::backend(format!(
+                "{}'s output stopped before its final event: the reply may be incomplete",
+                inv.name
+            ))
+            .hint("`ai --dry-run …` prints the exact command, to try it by hand"),
+        );
+        return (out(d.text.clone(), End::Failed(e)), false);
     }
     (out(d.text, End::Complete), false)
 }
@@ -507,17 +519,21 @@ fn failed(text: String, e: Error) -> Outcome {
     }
 }
 
+/// A backend CLI that is not on PATH (or not executable where its path points).
+pub(crate) fn not_installed(name: &str, program: &str, install_hint: Option<&str>) -> Error {
+    let err = Error::backend(format!(
+        "{name} is not installed: `{program}` was not found on PATH"
+    ));
+    match install_hint {
+        Some(h) => err.hint(h.to_owned()),
+        None => err.hint("install it, or fix \"program\" for this backend in config.json"),
+    }
+}
+
 fn spawn_error(inv: &Invocation<'_>, e: &std::io::Error) -> Error {
     match e.kind() {
         std::io::ErrorKind::NotFound => {
-            let err = Error::backend(format!(
-                "{} is not installed: `{}` was not found on PATH",
-                inv.name, inv.program
-            ));
-            match &inv.install_hint {
-                Some(h) => err.hint(h.clone()),
-                None => err.hint("install it, or fix \"program\" for this backend in config.json"),
-            }
+            not_installed(&inv.name, &inv.program, inv.install_hint.as_deref())
         }
         std::io::ErrorKind::PermissionDenied => {
             Error::backend(format!("cannot run `{}`: permission denied", inv.program))
