@@ -114,6 +114,10 @@ impl State {
     }
 }
 
+/// How long a stopped process group gets between SIGTERM and SIGKILL: the one grace period
+/// of every program `ai` starts (see `backend/supervise.rs`).
+pub(crate) const GRACE: Duration = Duration::from_millis(1500);
+
 /// How long a second Ctrl+C waits for a turn that is saving (a double tap).
 const SAVE_GRACE: Duration = Duration::from_millis(1500);
 const HANDLED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
@@ -288,7 +292,7 @@ impl Drop for ChildGroup {
     }
 }
 
-fn kill_group(group: i32, sig: libc::c_int) {
+pub(crate) fn kill_group(group: i32, sig: libc::c_int) {
     if group > 0 {
         // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
         unsafe {
@@ -315,7 +319,7 @@ pub(crate) fn terminate_group(group: i32) {
     }
     kill_group(group, libc::SIGTERM);
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(GRACE);
         // SAFETY: signal 0 only checks that the group still exists.
         if unsafe { libc::kill(-group, 0) } == 0 {
             kill_group(group, libc::SIGKILL);

@@ -7,6 +7,7 @@ pub(crate) mod process;
 #[cfg(target_os = "linux")]
 pub(crate) mod reaper;
 pub(crate) mod stream;
+pub(crate) mod supervise;
 pub(crate) mod transcript;
 
 use std::time::Duration;
