@@ -59,6 +59,9 @@ pub(crate) struct McpServerSpec {
     /// Seconds one request may take (default 30).
     #[serde(default)]
     pub(crate) timeout: Option<f64>,
+    /// Its tools that run without asking even though the server does not mark them read-only.
+    #[serde(default)]
+    pub(crate) allow: Vec<String>,
 }
 
 /// Default `tools.commands.NAME.timeout`.
