@@ -38,6 +38,8 @@ mod kb;
 mod kb_embed;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/mcp_serve.rs"]
+mod mcp_serve;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]
