@@ -159,7 +159,7 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
             tools,
             offers_tools,
         } = mcp::start(name, spec, Some(bound))?;
-        if !offers_tools {
+        if !offers_tools || tools.is_empty() {
             crate::output::Ui::new(args.quiet).warn(&format!(
                 "MCP server {name} offers no tools (only resources or prompts, which ai does not use)"
             ));

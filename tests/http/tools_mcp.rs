@@ -796,3 +796,229 @@ fn mcp_tools_not_marked_read_only_are_asked_for_as_command_tools_are() {
         .success();
     assert_eq!(calls_of(&state), 1);
 }
+
+// ---- real servers: the official npm servers and a FastMCP server of the Python SDK ----------
+// They skip with a how-to when missing, and fail instead under AI_REQUIRE_MCP=1 (`.ci/run`).
+
+/// `mcp.servers.NAME` for an npm server's program, run by Node by their real paths.
+fn node_server(bin: &str, package: &str, args: &[&str]) -> Option<Value> {
+    let program = crate::mcp_serve::node_program(bin, package)?;
+    let node = std::process::Command::new("sh")
+        .args(["-c", "command -v node"])
+        .output()
+        .unwrap();
+    let node = String::from_utf8(node.stdout).unwrap().trim().to_owned();
+    let script = program.canonicalize().unwrap();
+    let mut all = vec![script.to_str().unwrap().to_owned()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    Some(json!({"command": node, "args": all, "timeout": 60}))
+}
+
+fn with_server(env: &Env, name: &str, spec: Value) {
+    let mut config = config_of(env);
+    config["mcp"] = json!({"servers": {name: spec}});
+    env.write_config(&config.to_string());
+}
+
+#[test]
+fn server_everything_get_env_hands_out_no_key() {
+    let Some(spec) = node_server(
+        "mcp-server-everything",
+        "@modelcontextprotocol/server-everything",
+        &[],
+    ) else {
+        return;
+    };
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "everything__get-env", "{}")]),
+        Reply::sse(&[&oa_stream("Seen.", 1, 1)]),
+    ]);
+    let mut env = Env::for_provider("openai", &s);
+    env.set("ANTHROPIC_API_KEY", "sk-ant-interop3-SECRET");
+    with_server(&env, "everything", spec);
+    let out = env
+        .run(&[
+            "openai:gpt-test",
+            "--mcp",
+            "everything",
+            "--json",
+            "show the env",
+        ])
+        .success();
+    let results = round_results(&env);
+    assert_ne!(results[0]["error"], true, "{results:?}");
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(content.contains("PATH"), "{content}");
+    assert!(
+        !content.contains(KEY) && !content.contains("SECRET"),
+        "{content}"
+    );
+    assert!(!out.stdout.contains(KEY) && !out.stdout.contains("SECRET"));
+    env.assert_no_key_in_files();
+}
+
+#[test]
+fn server_filesystem_writes_only_after_a_yes() {
+    let Some(mut spec) = node_server(
+        "mcp-server-filesystem",
+        "@modelcontextprotocol/server-filesystem",
+        &[],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    spec["args"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(dir.to_str().unwrap()));
+    let file = dir.join("new.md");
+    let write = json!({"path": file.to_str().unwrap(), "content": "# Neu\n"}).to_string();
+    let read = json!({"path": file.to_str().unwrap()}).to_string();
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fs__write_file", &write)]),
+        Reply::sse(&[&oa_stream("Not written.", 1, 1)]),
+        Reply::sse(&[&oa_call("call_2", "fs__write_file", &write)]),
+        Reply::sse(&[&oa_stream("Written.", 1, 1)]),
+        Reply::sse(&[&oa_call("call_3", "fs__read_text_file", &read)]),
+        Reply::sse(&[&oa_stream("Read.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    with_server(&env, "fs", spec.clone());
+    env.run(&["openai:gpt-test", "--mcp", "fs", "write it"])
+        .success();
+    assert!(!file.exists(), "written without a yes");
+    let said = round_results(&env)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(said.starts_with("not confirmed"), "{said}");
+    spec["allow"] = json!(["write_file"]);
+    with_server(&env, "fs", spec);
+    env.run(&["openai:gpt-test", "--mcp", "fs", "write it"])
+        .success();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "# Neu\n");
+    // A read-only tool runs without asking.
+    env.run(&["openai:gpt-test", "--mcp", "fs", "read it"])
+        .success();
+    let results = round_results_of(&env);
+    assert!(
+        results.iter().any(|r| r["content"] == "# Neu\n"),
+        "{results:?}"
+    );
+}
+
+/// The round results of every chat.
+fn round_results_of(env: &Env) -> Vec<Value> {
+    env.chat_ids()
+        .iter()
+        .flat_map(|id| env.records(id))
+        .filter(|r| r["type"] == "round")
+        .flat_map(|r| r["results"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn server_memory_reads_without_asking_and_asks_before_it_creates() {
+    let Some(mut spec) = node_server(
+        "mcp-server-memory",
+        "@modelcontextprotocol/server-memory",
+        &[],
+    ) else {
+        return;
+    };
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call(
+            "call_1",
+            "memory__create_entities",
+            r#"{"entities":[{"name":"NAS","entityType":"device","observations":["in the cellar"]}]}"#,
+        )]),
+        Reply::sse(&[&oa_call("call_2", "memory__read_graph", "{}")]),
+        Reply::sse(&[&oa_stream("Done.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let store = env.path("memory.jsonl");
+    spec["env"] = json!({"MEMORY_FILE_PATH": store.to_str().unwrap()});
+    with_server(&env, "memory", spec);
+    env.run(&["openai:gpt-test", "--mcp", "memory", "remember"])
+        .success();
+    let results = round_results(&env);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("not confirmed"),
+        "{results:?}"
+    );
+    assert_ne!(results[1]["error"], true, "{results:?}");
+    assert!(
+        results[1]["content"].as_str().unwrap().contains("entities"),
+        "{results:?}"
+    );
+    assert!(!results[1]["content"].as_str().unwrap().contains("NAS"));
+}
+
+const FASTMCP: &str = r#"
+import sys
+try:
+    from mcp.server.fastmcp import FastMCP as Server
+except ImportError:
+    from mcp.server.mcpserver import MCPServer as Server
+app = Server("py")
+if sys.argv[1] == "tools":
+    @app.tool()
+    def shout(text: str) -> str:
+        """Say it louder."""
+        return text.upper() + "!"
+else:
+    @app.resource("note://hello")
+    def hello() -> str:
+        return "hello"
+app.run()
+"#;
+
+#[test]
+fn a_fastmcp_server_of_the_python_sdk_works_and_one_without_tools_does_not_fail() {
+    let python = python();
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp.server"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_sdk {
+        assert!(
+            std::env::var("AI_REQUIRE_MCP").as_deref() != Ok("1"),
+            "AI_REQUIRE_MCP=1 and the MCP Python SDK is missing: pip install mcp"
+        );
+        eprintln!("skipped: the MCP Python SDK is missing (pip install mcp)");
+        return;
+    }
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "py__shout", r#"{"text":"hey"}"#)]),
+        Reply::sse(&[&oa_stream("It shouted.", 1, 1)]),
+        Reply::sse(&[&oa_stream("No tools, still here.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let script = env.path("fast.py");
+    std::fs::write(&script, FASTMCP).unwrap();
+    let spec = |mode: &str| {
+        json!({"command": python, "args": [script.to_str().unwrap(), mode], "timeout": 60,
+               "allow": ["shout"]})
+    };
+    with_server(&env, "py", spec("tools"));
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "py", "--json", "shout"])
+        .success();
+    assert_eq!(out.json()["reply"], "It shouted.");
+    let results = round_results(&env);
+    assert_eq!(results[0]["content"], "HEY!", "{results:?}");
+    with_server(&env, "py", spec("resources"));
+    let out = env
+        .run(&["openai:gpt-test", "--no-chat", "--mcp", "py", "hi"])
+        .success();
+    assert_eq!(out.stdout, "No tools, still here.\n");
+    assert!(
+        out.stderr.contains("MCP server py offers no tools"),
+        "{}",
+        out.stderr
+    );
+}
