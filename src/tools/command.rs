@@ -78,9 +78,10 @@ pub(crate) fn select(
     Ok(out)
 }
 
-/// Ask on the terminal before `tool` runs with `args`: `Ok` only for an explicit yes. Without
-/// a terminal the answer is no (`not confirmed`).
-pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(), String> {
+/// Ask on the terminal before the tool `name` (a `kind` such as "command tool" or "MCP tool")
+/// runs with `args`: `Ok` only for an explicit yes. Without a terminal the answer is no (`not
+/// confirmed`). Every tool that acts is asked for here, whatever its family.
+pub(crate) fn confirm(name: &str, kind: &str, args: &Value) -> std::result::Result<(), String> {
     // Several models at once may ask together: one question at a time.
     static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _asking = ASKING
@@ -92,17 +93,17 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         .open("/dev/tty")
     else {
         return Err(format!(
-            "not confirmed: ai asks before it runs the command tool {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
-            tool.name
+            "not confirmed: ai asks before it runs the {kind} {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
+            name
         ));
     };
-    let question = question(&tool.name, args)?;
+    let question = question(name, args)?;
     let mut out = &tty;
     let asked = write!(out, "{question}").and_then(|()| out.flush());
     if asked.is_err() {
         return Err(format!(
             "not confirmed: ai could not ask on the terminal before it runs {}; it was not run",
-            tool.name
+            name
         ));
     }
     let mut answer = String::new();
@@ -116,7 +117,7 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         }
         Err(format!(
             "the user declined: {} was not run. Do not run it again unless the user asks.",
-            tool.name
+            name
         ))
     }
 }
