@@ -17,7 +17,7 @@ pub(crate) const SYNC_AT_ONCE: usize = 50;
 /// How many files differ from the index by path, size or mtime (a stat-only walk).
 pub(crate) fn changed(home: &Home, name: &str, base: &BaseConfig) -> Result<usize> {
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
-    let (entries, _) = scan::scan(&base.path, &filter)?;
+    let (entries, skipped) = scan::scan(&base.path, &filter)?;
     let ix = store::Index::open(home, name, false)?;
     let mut known: HashMap<String, (i64, i64)> = HashMap::new();
     {
@@ -40,7 +40,9 @@ pub(crate) fn changed(home: &Home, name: &str, base: &BaseConfig) -> Result<usiz
             _ => n += 1,
         }
     }
-    Ok(n + known.len())
+    // A note below a folder the walk could not list is kept by a sync, not gone.
+    let gone = known.keys().filter(|p| !skipped.unlisted_covers(p)).count();
+    Ok(n + gone)
 }
 
 /// Before a grounded turn: sync a base without embeddings when few of its notes changed, else

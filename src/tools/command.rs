@@ -4,8 +4,7 @@
 //! it). Because it acts, it is offered only when the call names it (`--tool NAME`) or config
 //! allows it (`tools.allow`), and each run is asked for on the terminal unless `--yolo`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -14,13 +13,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::MAX_RESULT;
+use crate::backend::supervise::{self, LINGER, Supervised};
 use crate::config::Config;
 use crate::config::tools::{COMMAND_TIMEOUT, seconds};
 use crate::error::{Error, Result};
-use crate::signal::{self, ChildGroup};
-
-/// How long the output pipes may stay open after the program itself has exited.
-const LINGER: Duration = Duration::from_millis(500);
+use crate::signal;
 
 /// Keep at most this much of a program's stderr (its end).
 pub(crate) const STDERR_KEEP: usize = 16 * 1024;
@@ -81,9 +78,10 @@ pub(crate) fn select(
     Ok(out)
 }
 
-/// Ask on the terminal before `tool` runs with `args`: `Ok` only for an explicit yes. Without
-/// a terminal the answer is no (`not confirmed`).
-pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(), String> {
+/// Ask on the terminal before the tool `name` (a `kind` such as "command tool" or "MCP tool")
+/// runs with `args`: `Ok` only for an explicit yes. Without a terminal the answer is no (`not
+/// confirmed`). Every tool that acts is asked for here, whatever its family.
+pub(crate) fn confirm(name: &str, kind: &str, args: &Value) -> std::result::Result<(), String> {
     // Several models at once may ask together: one question at a time.
     static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _asking = ASKING
@@ -95,17 +93,17 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         .open("/dev/tty")
     else {
         return Err(format!(
-            "not confirmed: ai asks before it runs the command tool {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
-            tool.name
+            "not confirmed: ai asks before it runs the {kind} {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
+            name
         ));
     };
-    let shown = crate::fmt::one_line(&args.to_string(), 300);
+    let question = question(name, args)?;
     let mut out = &tty;
-    let asked = write!(out, "run {} with {shown}? [y/N] ", tool.name).and_then(|()| out.flush());
+    let asked = write!(out, "{question}").and_then(|()| out.flush());
     if asked.is_err() {
         return Err(format!(
             "not confirmed: ai could not ask on the terminal before it runs {}; it was not run",
-            tool.name
+            name
         ));
     }
     let mut answer = String::new();
@@ -119,7 +117,39 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         }
         Err(format!(
             "the user declined: {} was not run. Do not run it again unless the user asks.",
-            tool.name
+            name
+        ))
+    }
+}
+
+/// Arguments longer than this (as shown, in bytes) are not put to the user: a question the
+/// terminal cannot hold is no question. `--yolo` still runs them.
+const MAX_SHOWN: usize = 64 * 1024;
+
+/// Arguments up to this many characters are asked about on one line.
+const ONE_LINE: usize = 160;
+
+/// The question before `name` runs with `args`: every argument exactly as the program will get
+/// it (JSON, whitespace kept, never cut), with what a terminal would not show spelled out
+/// (`\e`, `\u{202e}`). Long arguments get lines of their own, and the question is asked again
+/// below them. Arguments too long to show are refused (`Err`, the result for the model).
+fn question(name: &str, args: &Value) -> std::result::Result<String, String> {
+    // Compact JSON escapes newlines, tabs and the other C0 characters; the rest (DEL, C1,
+    // bidi and zero-width characters) is spelled out here.
+    let shown = crate::sanitize::spell_out(&args.to_string());
+    if shown.len() > MAX_SHOWN {
+        return Err(format!(
+            "not confirmed: the arguments for {name} are {} long, too long to show whole on the terminal (at most {}); it was not run (the user can allow it with --yolo)",
+            crate::fmt::human_size(shown.len() as u64),
+            crate::fmt::human_size(MAX_SHOWN as u64),
+        ));
+    }
+    let chars = shown.chars().count();
+    if chars <= ONE_LINE {
+        Ok(format!("run {name} with {shown}? [y/N] "))
+    } else {
+        Ok(format!(
+            "run {name} with these arguments ({chars} characters, all shown):\n{shown}\nrun {name} with the arguments above? [y/N] "
         ))
     }
 }
@@ -164,10 +194,10 @@ pub(crate) fn run(
     cmd.args(rest)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    crate::backend::process::stop_with_parent(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| {
+        .stderr(Stdio::piped());
+    // Its own group, stopped on Ctrl+C and at its time limit, reaped should `ai` die; its
+    // output read until it ends or the supervisor says stop (see `backend/supervise.rs`).
+    let mut run = Supervised::spawn(&mut cmd, true).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "it was not found".to_owned(),
             std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
@@ -178,10 +208,9 @@ pub(crate) fn run(
             crate::fmt::one_line(program, 200)
         )
     })?;
-    let group = ChildGroup::register(child.id());
-    #[cfg(target_os = "linux")]
-    let reaper = crate::backend::reaper::Reaper::watch(child.id());
-    let pid = child.id() as i32;
+    let pid = run.pid();
+    let stop = run.stop();
+    let child = &mut run.child;
     let mut input = args.to_string().into_bytes();
     input.push(b'\n');
     let timed_out = AtomicBool::new(false);
@@ -197,43 +226,47 @@ pub(crate) fn run(
         let (reading_tx, reading_rx) = mpsc::channel::<()>();
         let err_reader = child.stderr.take().map(|pipe| {
             let reading = reading_tx.clone();
+            let stop = stop.clone();
             scope.spawn(move || {
                 let _reading = reading;
-                read_tail(pipe, STDERR_KEEP)
+                supervise::read_tail(pipe, STDERR_KEEP, &stop)
             })
         });
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let timed_out = &timed_out;
+        let timer_stop = stop.clone();
         scope.spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(limit) {
                 timed_out.store(true, Ordering::SeqCst);
-                signal::terminate_group(pid);
+                supervise::terminate(pid);
+                // Its time is up: what it left outside its group is not waited for either.
+                if let Err(mpsc::RecvTimeoutError::Timeout) =
+                    done_rx.recv_timeout(supervise::GRACE + LINGER)
+                {
+                    timer_stop.fire();
+                }
             }
         });
         let out = child.stdout.take();
+        let waiter_stop = stop.clone();
         let waiter = scope.spawn(move || {
             let status = child.wait();
-            // Something it left running that still holds its output is stopped, not waited for.
+            // Something it left running that still holds its output is stopped, not waited
+            // for; it may be outside its group (`setsid`), so the readers stop too.
             if let Err(mpsc::RecvTimeoutError::Timeout) = reading_rx.recv_timeout(LINGER) {
-                signal::terminate_group(pid);
+                supervise::terminate(pid);
+                waiter_stop.fire();
             }
             status
         });
-        if let Some(mut out) = out {
-            let mut buf = [0u8; 16 * 1024];
-            loop {
-                match out.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        total += n;
-                        // The rest is read and dropped, so the program never blocks on it.
-                        let room = (2 * MAX_RESULT).saturating_sub(kept.len());
-                        kept.extend_from_slice(&buf[..n.min(room)]);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
+        if let Some(out) = out {
+            let _ = supervise::read_until(out, &stop, &mut |piece| {
+                total += piece.len();
+                // The rest is read and dropped, so the program never blocks on it.
+                let room = (2 * MAX_RESULT).saturating_sub(kept.len());
+                kept.extend_from_slice(&piece[..piece.len().min(room)]);
+                true
+            });
         }
         drop(reading_tx);
         let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -243,9 +276,7 @@ pub(crate) fn run(
         drop(done_tx);
         (status, stderr)
     });
-    #[cfg(target_os = "linux")]
-    drop(reaper);
-    drop(group);
+    drop(run);
     let said = tail_lines(&stderr);
     let with_stderr = |msg: String| match &said {
         Some(s) => format!("{msg}; its stderr ends with:\n{s}"),
@@ -282,7 +313,7 @@ pub(crate) fn run(
     Ok(Output { text, cut: true })
 }
 
-pub(crate) use crate::backend::process::{how, read_tail};
+pub(crate) use crate::backend::process::how;
 
 /// The last non-empty lines of a program's stderr (at most 12, about 2,000 characters),
 /// cleaned of control sequences; `None` when it printed nothing.
@@ -306,6 +337,46 @@ mod tests {
     }
 
     #[test]
+    fn the_question_shows_every_argument_exactly() {
+        // H2-1: a long first key pushed the rest out of a 300-character question.
+        let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
+        let args = json!({"a_reason": reason, "path": "/home/user/.ssh", "delete": true});
+        let q = question("targv", &args).unwrap();
+        assert!(q.contains(&args.to_string()), "{q}");
+        assert!(
+            q.contains("\"delete\":true,\"path\":\"/home/user/.ssh\""),
+            "{q}"
+        );
+        assert!(
+            q.ends_with("run targv with the arguments above? [y/N] "),
+            "{q}"
+        );
+        // Whitespace is kept, not joined; what a terminal would hide is spelled out.
+        let args =
+            json!({"p": format!("/srv/safe{}; rm -rf ~\u{202e}\x7f\u{9b}\n", " ".repeat(400))});
+        let q = question("t", &args).unwrap();
+        assert!(
+            q.contains(&format!(
+                "/srv/safe{}; rm -rf ~\\u{{202e}}\\x7f\\x9b\\n",
+                " ".repeat(400)
+            )),
+            "{q}"
+        );
+        assert!(!q.contains('\u{202e}') && !q.contains('\x7f') && !q.contains('\u{9b}'));
+        // Short arguments: one line, as before.
+        assert_eq!(
+            question("disk", &json!({"path": "/tmp"})).unwrap(),
+            "run disk with {\"path\":\"/tmp\"}? [y/N] "
+        );
+        // Too long to show whole: not asked, not run.
+        let e = question("t", &json!({"p": "x".repeat(MAX_SHOWN)})).unwrap_err();
+        assert!(
+            e.starts_with("not confirmed: the arguments for t are"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_tail_of_stderr_is_short_and_clean() {
         assert_eq!(tail_lines(b""), None);
         assert_eq!(tail_lines(b"\n  \n"), None);
@@ -315,6 +386,5 @@ mod tests {
         let t = tail_lines("é".repeat(3000).as_bytes()).unwrap();
         assert!(t.starts_with('…') && t.len() <= 2004, "{}", t.len());
         assert_eq!(tail_lines(b"\x1b[31mred\x1b[0m").unwrap(), "red");
-        assert_eq!(read_tail(&b"abcdef"[..], 3), b"def");
     }
 }

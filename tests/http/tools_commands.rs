@@ -19,6 +19,9 @@ case "$1" in
   fail) cat > "$2/args"; echo 'partial'; echo 'du: cannot access /nope' >&2; exit 4 ;;
   slow) cat > "$2/args"; echo 'about to wait' >&2; exec /bin/sleep 30 ;;
   big) cat > "$2/args"; /usr/bin/head -c 100000 /dev/zero | /usr/bin/tr '\0' 'x' ;;
+  escape) cat > "$2/args"; /usr/bin/setsid /bin/sleep 100 & echo $! > "$2/escaped"; echo started ;;
+  escape_slow) cat > "$2/args"; /usr/bin/setsid /bin/sleep 100 & echo $! > "$2/escaped"
+    echo started; exec /bin/sleep 30 ;;
 esac
 "#;
 
@@ -264,6 +267,47 @@ fn on_a_terminal_the_question_is_asked_and_no_or_ctrl_d_declines() {
     }
 }
 
+/// OpenAI: one call of `disk` with `args`.
+fn disk_call_with(args: &Value) -> String {
+    let call = json!({"index": 0, "id": "call_1", "type": "function",
+        "function": {"name": "disk", "arguments": args.to_string()}});
+    let mut out = data(
+        &json!({"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[call]},"finish_reason":null}]})
+            .to_string(),
+    );
+    out.push_str(&data(
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+#[test]
+fn the_question_shows_long_arguments_whole_and_exactly() {
+    // H2-1: a long first key pushed `delete` and `path` out of a 300-character question, and
+    // runs of spaces were joined.
+    let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
+    let args = json!({"a_reason": reason, "path": format!("/srv/safe{}; and also /home/user/.ssh", " ".repeat(400)), "delete": true});
+    let s = Server::start(vec![
+        Reply::sse(&[&disk_call_with(&args)]),
+        Reply::sse(&[&oa_stream("Plenty of space.", 1, 1)]),
+    ]);
+    let (env, state) = world(&s, "ok", json!({}));
+    let mut term = Terminal::start(&env, "openai:gpt-test --tool disk 'free space?'");
+    term.expect(&format!(
+        "{}\r\nrun disk with the arguments above? [y/N] ",
+        args
+    ));
+    term.send("y\r");
+    term.expect("Plenty of space.");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(state.join("args")).unwrap(),
+        format!("{args}\n")
+    );
+}
+
 /// The world's config.json, or an empty object when there is none yet.
 fn config_of(env: &Env) -> Value {
     if env.config_path().exists() {
@@ -301,4 +345,66 @@ fn ctrl_c_in_the_first_tool_round_keeps_the_prompt() {
     assert_eq!(msgs[0]["content"], "free space?");
     assert_eq!(msgs[1]["role"], "assistant");
     assert_eq!(msgs[1]["interrupted"], true);
+}
+
+/// Stops the process a tool left outside its group (`setsid`), whatever the test's outcome.
+struct Escaped(PathBuf);
+
+impl Drop for Escaped {
+    fn drop(&mut self) {
+        if let Ok(text) = std::fs::read_to_string(&self.0)
+            && let Ok(pid) = text.trim().parse::<i32>()
+        {
+            // SAFETY: kill(2) takes no pointers.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// H2-2: a tool that leaves a process outside its group holding its stdout. The turn goes on
+/// once the tool itself has exited; it does not wait for the escaped process (100 s, longer
+/// than the test's hang guard).
+#[test]
+fn a_grandchild_holding_stdout_does_not_hold_the_turn() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "escape", json!({"timeout": 3}));
+    let _escaped = Escaped(state.join("escaped"));
+    let out = env
+        .run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    assert_eq!(out.stdout, "Plenty of space.\n");
+    let r = the_result(&env);
+    assert_eq!(r["content"], "started\n", "{r}");
+}
+
+/// H2-2: the same tool, still running itself: stopped at its timeout, and the turn goes on.
+#[test]
+fn a_grandchild_holding_stdout_does_not_outlive_the_timeout() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "escape_slow", json!({"timeout": 0.5}));
+    let _escaped = Escaped(state.join("escaped"));
+    env.run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    let r = the_result(&env);
+    assert_eq!(r["error"], true);
+    let text = r["content"].as_str().unwrap();
+    assert!(text.contains("disk did not finish within"), "{text}");
+}
+
+/// H2-2: and the first Ctrl+C ends the call (130), keeping the prompt.
+#[test]
+fn a_grandchild_holding_stdout_does_not_outlive_ctrl_c() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "escape_slow", json!({}));
+    let _escaped = Escaped(state.join("escaped"));
+    let mut ai = env.spawn(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"]);
+    assert!(wait_for_file(
+        &state.join("escaped"),
+        Duration::from_secs(10)
+    ));
+    signal(ai.pid(), libc::SIGINT);
+    let status = ai.wait_status_within(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130));
+    let msgs = env.only_messages();
+    assert_eq!(msgs[0]["content"], "free space?", "{msgs:?}");
 }
