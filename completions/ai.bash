@@ -1412,7 +1412,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__stats)
-            opts="-q -h --json --quiet --help"
+            opts="-q -h --skipped --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

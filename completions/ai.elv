@@ -398,6 +398,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;kb;stats'= {
+            cand --skipped 'List the files the sync leaves out by reason (generated notes by name)'
             cand --json 'Print JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'

@@ -243,6 +243,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -l skipped -d 'List the files the sync leaves out by reason (generated notes by name)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -l json -d 'Print JSON'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
