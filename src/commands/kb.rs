@@ -34,6 +34,7 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
                 include,
                 exclude,
                 description,
+                task: None,
             },
             json,
         ),
