@@ -306,6 +306,7 @@ pub(super) fn json_body(mut conn: Conn, head: &Head) -> Option<(Conn, Vec<u8>)> 
         }
     };
     if len > MAX_BODY {
+        conn.refuse_body(len);
         fail(conn, 413, "the request body is larger than 8 MiB", None);
         return None;
     }

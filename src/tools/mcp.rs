@@ -32,9 +32,6 @@ const MAX_LINE: u64 = 16 << 20;
 /// Pages of `tools/list`, at most (a server that always answers with a cursor ends here).
 const MAX_PAGES: usize = 100;
 
-/// How long a stopping server gets after its input is closed, and again after SIGTERM.
-const GRACE: Duration = Duration::from_millis(1000);
-
 // ---- wire frames -----------------------------------------------------------------------------
 
 #[derive(Serialize)]
@@ -696,17 +693,9 @@ impl Server {
     pub(crate) fn stop(&mut self) {
         drop(self.stdin.take());
         if let Some(mut child) = self.child.take() {
-            let pid = i32::try_from(child.id()).unwrap_or(0);
-            if pid > 0 {
-                if !exits_within(pid, GRACE) {
-                    kill_group(pid, libc::SIGTERM);
-                    exits_within(pid, GRACE);
-                }
-                // Whatever is left of its group (the leader is not yet reaped, so the group ID
-                // cannot have been reused).
-                kill_group(pid, libc::SIGKILL);
-            }
-            let _ = child.wait();
+            // A grace period to end by itself, SIGTERM, the grace period, SIGKILL: the one
+            // supervisor's way (backend/supervise.rs).
+            crate::backend::supervise::end(&mut child);
         }
         #[cfg(target_os = "linux")]
         drop(self.reaper.take());
@@ -728,37 +717,7 @@ impl Drop for SetOnDrop {
     }
 }
 
-/// Wait until the child `pid` has exited (without reaping it), at most `limit`.
-fn exits_within(pid: i32, limit: Duration) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        // SAFETY: waitid fills the zeroed siginfo we own; WNOWAIT leaves the child waitable.
-        let exited = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let r = libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
-            r == 0 && info.si_pid() != 0
-        };
-        if exited {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn kill_group(pid: i32, sig: libc::c_int) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe {
-        libc::kill(-pid, sig);
-    }
-}
+use crate::backend::supervise::{exits_within, kill_group};
 
 fn same_id(their: &Value, ours: u64) -> bool {
     their.as_u64() == Some(ours) || their.as_str() == Some(ours.to_string().as_str())

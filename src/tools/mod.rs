@@ -526,10 +526,10 @@ fn data_defs(setup: &Setup) -> Vec<ToolDef> {
         ToolDef {
             name: JSON_KEYS.into(),
             description: format!(
-                "The keys under a path of {which} (a JSON pointer such as /sql; / for the top), each with its type and size."
+                "The keys under a path of {which} (a JSON pointer such as /sql; \"\" or / for the top), each with its type and size."
             ),
             parameters: json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "a JSON pointer, e.g. /sql; / for the top"},
+                "path": {"type": "string", "description": "a JSON pointer, e.g. /sql; \"\" or / for the top"},
                 "document": doc}, "required": ["path"]}),
         },
         ToolDef {
