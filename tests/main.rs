@@ -36,8 +36,12 @@ mod hostile_signals;
 mod kb;
 #[path = "suite/kb_embed.rs"]
 mod kb_embed;
+#[path = "suite/kb_hostile.rs"]
+mod kb_hostile;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/mcp_serve.rs"]
+mod mcp_serve;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

@@ -125,10 +125,20 @@ pub(crate) fn run(
             full = true;
         }
     }
-    if full {
-        store::remove(home, name)?;
-    }
-    let ix = Index::open(home, name, true)?;
+    // A rebuild of an index in use is built beside it and switched in at the end: searches and
+    // grounded turns meanwhile keep the whole old index, never none or a part.
+    let rebuilding = full && store::file(home, name).exists();
+    let ix = if rebuilding {
+        // What a rebuild that died left there.
+        let path = store::beside(home, name);
+        store::remove_at(&path)?;
+        Index::open_at(home, name, path, true)?
+    } else {
+        if full {
+            store::remove(home, name)?;
+        }
+        Index::open(home, name, true)?
+    };
     check_embedding(&ix, embedder, base)?;
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
@@ -155,8 +165,17 @@ pub(crate) fn run(
     let mut progress = Progress::new(ui, "notes", entries.len() as u64);
     let mut tx = Some(begin(&ix)?);
     let mut in_tx = 0usize;
-    for (i, entry) in entries.iter().enumerate() {
-        progress.set(i as u64);
+    let scanned: HashSet<&str> = entries.iter().map(|e| e.rel.as_str()).collect();
+    // Files that claim an ID another scanned file holds in the index wait until that file has
+    // spoken: the holder keeps its ID, whatever sorts first (a swap still swaps).
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    let mut deferred = vec![false; entries.len()];
+    let mut at = 0;
+    while at < order.len() {
+        let i = order[at];
+        at += 1;
+        let entry = &entries[i];
+        progress.set((at - 1).min(entries.len()) as u64);
         if signal::interrupted() {
             break;
         }
@@ -183,6 +202,16 @@ pub(crate) fn run(
                 continue;
             }
         };
+        if !deferred[i]
+            && !seen.contains(&note.id)
+            && known
+                .get(&note.id)
+                .is_some_and(|k| k.path != entry.rel && scanned.contains(k.path.as_str()))
+        {
+            deferred[i] = true;
+            order.push(i);
+            continue;
+        }
         if seen.contains(&note.id) {
             counts.skipped.duplicate += 1;
             ui.warn(&format!(
@@ -225,7 +254,9 @@ pub(crate) fn run(
         // Only a complete scan may say what is gone.
         let t = tx.as_ref().expect("a transaction is open");
         for (id, k) in &known {
-            if !seen.contains(id) {
+            // A folder that could not be listed says nothing about its notes: they are kept
+            // (with their vectors), as an unreadable file keeps its note.
+            if !seen.contains(id) && !counts.skipped.unlisted_covers(&k.path) {
                 delete_note(&ix, t, k.n)?;
                 counts.deleted += 1;
             }
@@ -255,6 +286,10 @@ pub(crate) fn run(
     let _ = ix
         .conn
         .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    if rebuilding {
+        drop(tx);
+        store::switch(home, name, ix)?;
+    }
     Ok(counts)
 }
 
@@ -297,6 +332,16 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
         ix.set_meta(
             "dimensions",
             base.dimensions.map(|d| d.to_string()).as_deref(),
+        )?;
+        // Whether the size was asked for: queries send `dimensions` only then, as indexing
+        // does (many models refuse the field).
+        ix.set_meta(
+            "dimensions_asked",
+            Some(
+                base.dimensions
+                    .map_or("no".to_owned(), |d| d.to_string())
+                    .as_str(),
+            ),
         )?;
     }
     Ok(())
@@ -342,7 +387,7 @@ enum Read {
 
 /// Read and identify a file.
 fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
-    let bytes = match std::fs::read(&entry.path) {
+    let bytes = match scan::read_note(None, &entry.path) {
         Ok(b) => b,
         Err(_) => {
             skipped.unreadable += 1;

@@ -466,7 +466,7 @@ fn reshape(v: Value, shape: Shape, signer: &super::sign::Signer) -> Value {
 
 /// The `error:` and `hint:` lines of an `ai` that failed (the management commands print their
 /// errors there; a call prints its error as a JSON line too, see [`super::call`]).
-pub(super) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
+pub(crate) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
     let line = |prefix: &str| {
         stderr
             .lines()
