@@ -2,6 +2,16 @@
 //!
 //! The whole program lives in this library so that the fuzz targets (`fuzz/`) can reach its
 //! parsers; `main.rs` only calls [`main`]. Nothing here is a stable API.
+//!
+//! One process runs one call (review R2-2). Three things are process-wide on purpose and are
+//! set only at the start of a call or by the call's own turn: `--json-stream` mode
+//! (`output::set_json_stream`), the chat the call writes to (`output::set_call_chat`, named by
+//! the `--json-stream` error line) and the signal state (`signal`). `ai a b c "…"` runs its
+//! turns on threads (`several.rs`): each sets the call's chat, the last one winning, which is
+//! harmless only because the one reader, `--json-stream`, refuses several models (tested in
+//! `tests/suite/several.rs`). A host that needs more than one turn at a time runs
+//! `ai --json-stream` children, as `ai serve` does; an in-process host would first have to
+//! pass these down a turn instead.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod alias;
