@@ -76,6 +76,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -151,6 +153,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -160,6 +164,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
@@ -175,6 +180,15 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;chat;list' {
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most N chats (0: all)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;search' {
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most N chats (0: all)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of text')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -243,6 +257,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -283,6 +299,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;chat;help' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
@@ -296,6 +313,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat;help;list' {
+            break
+        }
+        'ai;chat;help;search' {
             break
         }
         'ai;chat;help;show' {
@@ -351,6 +371,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -514,6 +536,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;help;chat' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
@@ -526,6 +549,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;chat;list' {
+            break
+        }
+        'ai;help;chat;search' {
             break
         }
         'ai;help;chat;show' {

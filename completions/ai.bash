@@ -73,6 +73,9 @@ _ai() {
             ai__subcmd__chat,retry)
                 cmd="ai__subcmd__chat__subcmd__retry"
                 ;;
+            ai__subcmd__chat,search)
+                cmd="ai__subcmd__chat__subcmd__search"
+                ;;
             ai__subcmd__chat,show)
                 cmd="ai__subcmd__chat__subcmd__show"
                 ;;
@@ -105,6 +108,9 @@ _ai() {
                 ;;
             ai__subcmd__chat__subcmd__help,retry)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__retry"
+                ;;
+            ai__subcmd__chat__subcmd__help,search)
+                cmd="ai__subcmd__chat__subcmd__help__subcmd__search"
                 ;;
             ai__subcmd__chat__subcmd__help,show)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__show"
@@ -162,6 +168,9 @@ _ai() {
                 ;;
             ai__subcmd__help__subcmd__chat,retry)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__retry"
+                ;;
+            ai__subcmd__help__subcmd__chat,search)
+                cmd="ai__subcmd__help__subcmd__chat__subcmd__search"
                 ;;
             ai__subcmd__help__subcmd__chat,show)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__show"
@@ -242,7 +251,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve kb help"
+            opts="-F -q -y -c -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve kb help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -300,7 +309,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat)
-            opts="-F -q -y -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list show export import delete rename retry compact gc new help"
+            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list search show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -430,7 +439,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__help)
-            opts="list show export import delete rename retry compact gc new help"
+            opts="list search show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -583,6 +592,20 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__chat__subcmd__help__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__chat__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -666,7 +689,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__retry)
-            opts="-F -q -y -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -713,6 +736,24 @@ _ai() {
                     return 0
                     ;;
                 --max-tool-rounds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__chat__subcmd__search)
+            opts="-q -h --json --limit --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -780,7 +821,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__chat)
-            opts="list show export import delete rename retry compact gc new"
+            opts="list search show export import delete rename retry compact gc new"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -906,6 +947,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__chat__subcmd__retry)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__chat__subcmd__search)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1434,7 +1489,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__reply)
-            opts="-F -q -y -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

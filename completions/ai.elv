@@ -73,6 +73,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -143,6 +145,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -152,6 +156,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand list 'List chats, most recently used first'
+            cand search 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
             cand show 'Show a chat''s messages'
             cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
             cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -166,6 +171,14 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;chat;list'= {
             cand --limit 'Show at most N chats (0: all)'
             cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;search'= {
+            cand --limit 'Show at most N chats (0: all)'
+            cand --json 'Print JSON instead of text'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
@@ -228,6 +241,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -264,6 +279,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;chat;help'= {
             cand list 'List chats, most recently used first'
+            cand search 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
             cand show 'Show a chat''s messages'
             cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
             cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -276,6 +292,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;chat;help;list'= {
+        }
+        &'ai;chat;help;search'= {
         }
         &'ai;chat;help;show'= {
         }
@@ -320,6 +338,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -459,6 +479,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;help;chat'= {
             cand list 'List chats, most recently used first'
+            cand search 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
             cand show 'Show a chat''s messages'
             cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
             cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -470,6 +491,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand new 'Create an empty chat and print its ID (for scripts)'
         }
         &'ai;help;chat;list'= {
+        }
+        &'ai;help;chat;search'= {
         }
         &'ai;help;chat;show'= {
         }

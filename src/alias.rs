@@ -140,7 +140,7 @@ pub(crate) fn suggestions(word: &str, config: &Config) -> Vec<String> {
 }
 
 /// Levenshtein distance, small strings only.
-fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "ai",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  ai echo \"hello\"                 try it with no AI installed\n  ai sonnet \"explain recursion\"\n  ai claude:opus@high \"review this\" -F src/\n  cat main.rs | ai gpt \"what does this do?\"\n  ai sonnet -- \"-v means verbose?\"     prompt words after -- are never options\n\nRun `ai list` for every alias."
+    after_help = "Examples:\n  ai echo \"hello\"                 try it with no AI installed\n  ai sonnet \"explain recursion\"\n  ai claude:opus@high \"review this\" -F src/\n  cat main.rs | ai gpt \"what does this do?\"\n  ai sonnet -- \"-v means verbose?\"     prompt words after -- are never options\n  ai -- models                     a one-word prompt that looks like a command goes after --\n  ai -c \"and then?\"                continue the last chat\n\nRun `ai list` for every alias."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -89,6 +89,10 @@ pub(crate) struct CallArgs {
     /// Continue chat ID (or start a chat with this name: letters, digits, - and _).
     #[arg(long, value_name = "ID")]
     pub(crate) chat: Option<String>,
+
+    /// Continue the most recently used chat, as `ai reply` does.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["chat", "no_chat"])]
+    pub(crate) continue_last: bool,
 
     /// Do not save this prompt as a chat.
     #[arg(long, conflicts_with = "chat")]
@@ -325,6 +329,19 @@ pub(crate) enum ChatAction {
     /// List chats, most recently used first.
     List {
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N chats (0: all).
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+    },
+    /// Find chats by their words: every word, in any order and any case, in the title or
+    /// the messages. Most recently used first.
+    Search {
+        /// The words to find.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
         /// Show at most N chats (0: all).

@@ -93,27 +93,46 @@ pub fn main() -> i32 {
 fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     let literal_from = |words: &[String]| words.len().saturating_sub(words_after_dashdash);
     let ui = Ui::new(cli.call.quiet);
+    let entry = |entry: Entry, call: &cli::CallArgs| continued(entry, call);
     match cli.command {
         // `-i`: a session of turns (nothing of its line editor runs otherwise).
-        None if cli.call.interactive => {
-            session::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words))
-        }
+        None if cli.call.interactive => session::run(
+            entry(Entry::Top, &cli.call)?,
+            &cli.call,
+            &cli.words,
+            literal_from(&cli.words),
+        ),
         Some(Command::Chat {
             action: None,
             call,
             words,
-        }) if call.interactive => session::run(Entry::Chat, &call, &words, literal_from(&words)),
+        }) if call.interactive => session::run(
+            entry(Entry::Chat, &call)?,
+            &call,
+            &words,
+            literal_from(&words),
+        ),
         Some(Command::Reply { call, words }) if call.interactive => {
             session::run(Entry::Reply, &call, &words, literal_from(&words))
         }
-        None => call::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words)),
+        None => call::run(
+            entry(Entry::Top, &cli.call)?,
+            &cli.call,
+            &cli.words,
+            literal_from(&cli.words),
+        ),
         // Options written before a command word were moved after it (`cli::hoist_options`), so
         // a command's options are its own; only the global `-q` is also seen at the top.
         Some(Command::Chat {
             action: None,
             call,
             words,
-        }) => call::run(Entry::Chat, &call, &words, literal_from(&words)),
+        }) => call::run(
+            entry(Entry::Chat, &call)?,
+            &call,
+            &words,
+            literal_from(&words),
+        ),
         Some(Command::Chat {
             action: Some(action),
             ..
@@ -157,6 +176,21 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     }
 }
 
+/// `-c`/`--continue` makes a call continue the most recent chat, as `ai reply` does; with
+/// `ai chat` (which names a chat, or starts one) it is a contradiction.
+fn continued(entry: Entry, call: &cli::CallArgs) -> Result<Entry> {
+    if !call.continue_last {
+        return Ok(entry);
+    }
+    match entry {
+        Entry::Chat => Err(error::Error::usage(
+            "-c continues the most recent chat, and `ai chat` names a chat or starts one",
+        )
+        .hint("leave out one of them: ai -c \"…\" or ai chat ID \"…\"")),
+        Entry::Top | Entry::Reply => Ok(Entry::Reply),
+    }
+}
+
 /// Put prompt arguments that start with `-` back where clap saw placeholders.
 fn restore_words(cli: &mut Cli, hidden: &[String]) {
     cli::restore(&mut cli.words, hidden);
@@ -165,6 +199,10 @@ fn restore_words(cli: &mut Cli, hidden: &[String]) {
             action: Some(ChatAction::Rename { title, .. }),
             ..
         }) => cli::restore(title, hidden),
+        Some(Command::Chat {
+            action: Some(ChatAction::Search { text, .. }),
+            ..
+        }) => cli::restore(text, hidden),
         Some(Command::Chat { words, .. } | Command::Reply { words, .. }) => {
             cli::restore(words, hidden)
         }
@@ -175,11 +213,18 @@ fn restore_words(cli: &mut Cli, hidden: &[String]) {
 fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
     use commands::chat;
     if let ChatAction::Retry { id, model, call } = action {
+        if call.continue_last {
+            return Err(error::Error::usage("-c cannot be used with `chat retry`")
+                .hint("name the chat: ai chat retry ID"));
+        }
         return commands::retry::run(&call, &id, model.as_deref());
     }
     let ctx = ctx::Ctx::load(quiet)?;
     match action {
         ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
+        ChatAction::Search { text, json, limit } => {
+            chat::search(&ctx, &text.join(" "), json, limit)
+        }
         ChatAction::Show { id, json, stats } => chat::show(&ctx, &id, json, stats),
         ChatAction::Export { id, format } => commands::export::export(&ctx, &id, format),
         ChatAction::Import { file } => commands::export::import(&ctx, &file),

@@ -1,0 +1,231 @@
+//! Everyday use (issue 20): a mistyped command is not a paid prompt, `-c` continues the last
+//! chat, `ai chat search` finds past conversations by their words.
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, header, message};
+
+/// A world whose default model is `sonnet` (the fake claude): a command word taken for a
+/// prompt would reach claude and be saved as a chat.
+fn with_default() -> Env {
+    let env = Env::new();
+    env.write_config(r#"{"default_alias": "sonnet"}"#);
+    env
+}
+
+#[test]
+fn mistyped_command_words_are_answered_not_sent() {
+    let env = with_default();
+    for (args, suggestion) in [
+        (&["chat", "ls"][..], "`ai chat list`"),
+        (&["chat", "rm", "9D6"], "`ai chat delete 9D6`"),
+        (&["chat", "serach", "x"], "`ai chat search x`"),
+        (&["models"], "`ai list`"),
+        (&["config"], "`ai init`"),
+        (&["logs"], "`ai chat list`"),
+        (&["ls"], "`ai list`"),
+        (&["rm", "K7Q"], "`ai chat delete K7Q`"),
+        (&["show", "K7Q"], "`ai chat show K7Q`"),
+        (&["cat"], "`ai chat show`"),
+        (&["new"], "`ai chat new`"),
+        (&["last"], "`ai reply`"),
+        (&["lsit"], "`ai list`"),
+        (&["-q", "chat", "ls"], "`ai chat list`"),
+        (&["sonnet", "chat", "ls"], "`ai chat list`"),
+    ] {
+        let out = env.run(args).code(2);
+        assert!(
+            out.stderr.contains("did you mean"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(suggestion), "{args:?}: {}", out.stderr);
+        // How to send it after all.
+        assert!(out.stderr.contains(" -- "), "{args:?}: {}", out.stderr);
+        assert!(
+            env.calls().is_empty(),
+            "{args:?} was sent: {:?}",
+            env.calls()
+        );
+        assert!(env.chat_ids().is_empty(), "{args:?} was saved as a chat");
+    }
+}
+
+#[test]
+fn a_one_word_prompt_goes_after_dashdash_and_sentences_stay_prompts() {
+    let env = with_default();
+    env.reply("claude", "answer\n");
+    let out = env.run(&["--", "logs"]).success();
+    assert_eq!(out.stdout, "answer\n");
+    assert_eq!(env.stdin_text("claude"), "logs");
+    let out = env.run(&["chat", "--", "ls"]).success();
+    assert_eq!(out.stdout, "answer\n");
+    assert_eq!(env.stdin_text("claude"), "ls");
+    // A sentence that starts with a command-like word is a prompt.
+    env.run(&["show", "me", "the", "logs"]).success();
+    assert_eq!(env.stdin_text("claude"), "show me the logs");
+    env.run(&["new", "ideas for dinner"]).success();
+    assert_eq!(env.stdin_text("claude"), "new ideas for dinner");
+    // After a model, a word is the prompt.
+    env.run(&["sonnet", "models"]).success();
+    assert_eq!(env.stdin_text("claude"), "models");
+}
+
+#[test]
+fn continue_flag_continues_the_last_chat_as_reply_does() {
+    let env = Env::echo();
+    let first = env.run(&["first question"]).success().chat_id();
+    let out = env.run(&["-c", "second"]).success();
+    assert_eq!(out.chat_id(), first);
+    let out = env.run(&["--continue", "echo", "third"]).success();
+    assert_eq!(out.chat_id(), first);
+    let msgs = env.messages(&first);
+    let prompts: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(prompts, ["first question", "second", "third"]);
+    assert_eq!(env.chat_ids().len(), 1);
+    // `-c` and a named chat contradict each other.
+    for args in [
+        &["-c", "--chat", &first, "x"][..],
+        &["-c", "--no-chat", "x"],
+        &["chat", &first, "-c", "x"],
+        &["-c", "chat", &first, "x"],
+        &["reply", "chat", &first, "x"],
+    ] {
+        let out = env.run(args).code(2);
+        assert!(out.stderr.contains("error:"), "{args:?}: {}", out.stderr);
+    }
+    assert_eq!(env.messages(&first).len(), 6, "nothing more was sent");
+    // With no chat yet, -c says so as reply does.
+    let env = Env::echo();
+    let out = env.run(&["-c", "hi"]);
+    assert_eq!(out.status.code(), env.run(&["reply", "hi"]).status.code());
+    assert!(env.chat_ids().is_empty());
+}
+
+fn search_world() -> Env {
+    let env = Env::echo();
+    env.write_chat(
+        "K7Q",
+        &[
+            header(
+                "K7Q",
+                json!({"title": "Recursion in Rust", "model": "echo"}),
+            ),
+            message("user", "How does a tail call work?", 1),
+            message(
+                "assistant",
+                "First line.\nTail calls reuse the frame: \u{1b}]0;pwned\u{7}TAIL recursion done.",
+                1,
+            ),
+        ],
+    );
+    let mut later = message("user", "make Über schön", 1);
+    later["ts"] = json!("2026-03-04T05:06:07.000Z");
+    env.write_chat("J2X", &[header("J2X", json!({})), later]);
+    env.write_chat(
+        "A1B",
+        &[
+            header("A1B", json!({})),
+            message("user", "unrelated words", 1),
+            message("assistant", "nothing", 1),
+        ],
+    );
+    std::fs::write(
+        env.chats_dir().join("ABC.json"),
+        r#"{"chat_id":"ABC","model_alias":"echo","messages":[{"role":"user","content":"legacy recursion talk","timestamp":"2025-01-01T10:00:00"}],"created_at":"2025-01-01T10:00:00","updated_at":"2025-01-01T10:00:05"}"#,
+    )
+    .unwrap();
+    env
+}
+
+#[test]
+fn chat_search_finds_chats_by_their_words() {
+    let env = search_world();
+    let out = env
+        .run(&["chat", "search", "tail", "RECURSION", "--json"])
+        .success();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["matched"], 1, "{v}");
+    assert_eq!(v["searched"], 4, "{v}");
+    let hit = &v["hits"][0];
+    assert_eq!(hit["id"], "K7Q");
+    assert_eq!(hit["title"], "Recursion in Rust");
+    assert_eq!(hit["role"], "assistant");
+    assert_eq!(hit["model"], "echo");
+    assert_eq!(hit["date"], "2026-01-01T10:00:00.000Z");
+    // The line with both words, cleaned of terminal controls.
+    let line = hit["line"].as_str().unwrap();
+    assert!(line.contains("TAIL recursion done"), "{line}");
+    assert!(
+        !line.contains('\u{1b}') && !line.contains("First line"),
+        "{line}"
+    );
+
+    // One word: this chat, the legacy chat, newest first by file time; words in the title count.
+    let out = env
+        .run(&["chat", "search", "recursion", "--json"])
+        .success();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let mut ids: Vec<&str> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["ABC", "K7Q"], "{v}");
+    let out = env
+        .run(&["chat", "search", "rust", "how", "--json"])
+        .success();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["hits"][0]["id"], "K7Q", "{v}");
+
+    // Non-ASCII words in any case; the text form shows ID, date, title and line.
+    let out = env.run(&["chat", "search", "über", "SCHÖN"]).success();
+    assert!(
+        out.stdout
+            .starts_with("J2X  2026-03-04  make Über schön\n    you: make Über schön\n"),
+        "{}",
+        out.stdout
+    );
+    // Nothing found: empty, said on stderr, exit 0.
+    let out = env.run(&["chat", "search", "zebra"]).success();
+    assert_eq!(out.stdout, "");
+    assert!(out.stderr.contains("no chat holds"), "{}", out.stderr);
+    let out = env.run(&["chat", "search", "zebra", "--json"]).success();
+    assert_eq!(out.json()["hits"], json!([]));
+    // --limit.
+    let out = env
+        .run(&["chat", "search", "recursion", "--limit", "1", "--json"])
+        .success();
+    let v = out.json();
+    assert_eq!(
+        (v["hits"].as_array().unwrap().len(), v["matched"].as_u64()),
+        (1, Some(2))
+    );
+}
+
+#[test]
+fn chat_search_skips_what_it_cannot_read() {
+    let env = search_world();
+    // A symbolic link and a damaged file among the chats.
+    std::os::unix::fs::symlink("/etc/passwd", env.chats_dir().join("L1N.jsonl")).unwrap();
+    std::fs::write(env.chats_dir().join("D4D.jsonl"), "not json recursion\n").unwrap();
+    let out = env
+        .run(&["chat", "search", "recursion", "--json"])
+        .success();
+    let v = out.json();
+    assert_eq!(v["matched"], 2, "{v}");
+    assert_eq!(v["unreadable"], 1, "{v}");
+    assert!(out.stderr.contains("could not be read"), "{}", out.stderr);
+    let out = env.run(&["chat", "search", "  "]).code(2);
+    assert!(
+        out.stderr.contains("nothing to search for"),
+        "{}",
+        out.stderr
+    );
+}
