@@ -92,6 +92,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+            cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -363,6 +364,15 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'ai;usage'= {
+            cand --since 'Only replies of this last while: a number and s, m, h, d or w (e.g. 7d)'
+            cand --by 'Group by model (provider:model), provider, or day'
+            cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'ai;kb'= {
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -466,6 +476,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+            cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -515,6 +526,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;reply'= {
         }
         &'ai;help;serve'= {
+        }
+        &'ai;help;usage'= {
         }
         &'ai;help;kb'= {
             cand add 'Register a folder of notes as knowledge base NAME and index it'

@@ -239,6 +239,19 @@ pub(crate) enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1024..))]
         max_output: u64,
     },
+    /// Tokens and cost of past replies, from what the chats record (estimated where the
+    /// backend reported none, and marked so).
+    Usage {
+        /// Only replies of this last while: a number and s, m, h, d or w (e.g. 7d).
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        since: Option<Duration>,
+        /// Group by model (provider:model), provider, or day.
+        #[arg(long, value_enum, default_value_t = UsageBy::Model)]
+        by: UsageBy,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME).
     Kb {
         #[command(subcommand)]
@@ -443,6 +456,13 @@ pub(crate) fn parse_age(s: &str) -> std::result::Result<Duration, String> {
         _ => return Err(format!("'{s}' is not an age like 30d, 12h or 2w")),
     };
     Ok(Duration::from_secs(n.saturating_mul(secs)))
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum UsageBy {
+    Model,
+    Provider,
+    Day,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -26,6 +26,7 @@ mod kb;
 mod modes;
 mod output;
 mod present;
+mod prices;
 mod reserved;
 mod route;
 mod sanitize;
@@ -36,6 +37,7 @@ mod signal;
 mod target;
 mod tools;
 mod turn;
+mod usage;
 
 use clap::Parser;
 
@@ -146,6 +148,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             commands::default::run(alias.as_deref(), clear, &ui)
         }
         Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Usage { since, by, json }) => commands::usage::run(since, by, json, &ui),
         Some(Command::Kb { action }) => commands::kb::run(action, cli.call.quiet),
         Some(Command::Serve {
             port,

@@ -229,3 +229,186 @@ fn chat_search_skips_what_it_cannot_read() {
         out.stderr
     );
 }
+
+/// A reply record of `provider:model` written `days_ago` days ago, with `usage`.
+fn reply(provider: &str, model: &str, days_ago: i64, usage: Value, content: &str) -> Value {
+    let ts = (chrono::Utc::now() - chrono::Duration::days(days_ago))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let mut m = json!({
+        "type": "message", "role": "assistant", "content": content, "ts": ts,
+        "alias": model, "provider": provider, "model": model, "turn": 1, "history_tokens": 100
+    });
+    if !usage.is_null() {
+        m["usage"] = usage;
+    }
+    m
+}
+
+fn usage_world() -> Env {
+    let env = Env::new();
+    env.write_chat(
+        "U1A",
+        &[
+            header("U1A", json!({})),
+            message("user", "q", 1),
+            // claude reports its cost.
+            reply(
+                "claude",
+                "sonnet",
+                0,
+                json!({"input": 1000, "output": 200, "cost_usd": 0.25}),
+                "a",
+            ),
+        ],
+    );
+    env.write_chat(
+        "U2B",
+        &[
+            header("U2B", json!({})),
+            message("user", "q", 1),
+            // Tokens, no cost: priced from the table (gpt-4o: $2.50 / $10 per million).
+            reply(
+                "openai",
+                "gpt-4o",
+                1,
+                json!({"input": 1_000_000, "output": 100_000}),
+                "b",
+            ),
+            // Nothing reported (a CLI): 40 characters are 10 tokens out, 90 in.
+            reply("codex", "gpt-5.2", 2, Value::Null, &"x".repeat(40)),
+            // Long ago, and a model nobody prices.
+            reply(
+                "openai",
+                "mystery-1",
+                40,
+                json!({"input": 10, "output": 10}),
+                "c",
+            ),
+            reply("echo", "echo", 0, Value::Null, "free"),
+        ],
+    );
+    env
+}
+
+#[test]
+fn usage_sums_what_the_chats_record() {
+    let env = usage_world();
+    let v = env.run(&["usage", "--json"]).success().json();
+    assert_eq!(v["by"], "model");
+    assert_eq!(v["total"]["replies"], 5, "{v}");
+    let row = |key: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == key)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row {key}: {v}"))
+    };
+    let sonnet = row("claude:sonnet");
+    assert_eq!(
+        (
+            sonnet["input_tokens"].as_u64(),
+            sonnet["output_tokens"].as_u64()
+        ),
+        (Some(1000), Some(200))
+    );
+    assert_eq!(sonnet["cost_usd"], 0.25);
+    assert_eq!(sonnet["cost_estimated_usd"], 0.0);
+    let gpt4o = row("openai:gpt-4o");
+    assert!(
+        (gpt4o["cost_usd"].as_f64().unwrap() - 3.5).abs() < 1e-9,
+        "{gpt4o}"
+    );
+    assert_eq!(gpt4o["cost_estimated_usd"], gpt4o["cost_usd"]);
+    let codex = row("codex:gpt-5.2");
+    assert_eq!(codex["tokens_estimated"], 1);
+    assert_eq!(
+        (
+            codex["input_tokens"].as_u64(),
+            codex["output_tokens"].as_u64()
+        ),
+        (Some(90), Some(10))
+    );
+    assert_eq!(row("openai:mystery-1")["unpriced"], 1);
+    assert_eq!(row("echo:echo")["cost_usd"], 0.0);
+    // The most expensive first.
+    assert_eq!(v["rows"][0]["key"], "openai:gpt-4o");
+
+    // --since leaves out the old reply; --by provider and day group.
+    let v = env
+        .run(&["usage", "--since", "7d", "--by", "provider", "--json"])
+        .success()
+        .json();
+    assert_eq!(v["total"]["replies"], 4, "{v}");
+    let keys: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    assert!(
+        keys.contains(&"openai") && keys.contains(&"codex"),
+        "{keys:?}"
+    );
+    let v = env
+        .run(&["usage", "--by", "day", "--json"])
+        .success()
+        .json();
+    let days: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(days.len(), 4, "{days:?}");
+    assert!(
+        days.windows(2).all(|w| w[0] < w[1]),
+        "oldest first: {days:?}"
+    );
+
+    // The table marks estimates.
+    let out = env.run(&["usage"]).success();
+    assert!(out.stdout.starts_with("MODEL"), "{}", out.stdout);
+    assert!(out.stdout.contains("~$3.5"), "{}", out.stdout);
+    assert!(out.stdout.contains("unpriced"), "{}", out.stdout);
+    assert!(out.stderr.contains("~ marks estimates"), "{}", out.stderr);
+    let out = env.run(&["usage", "--since", "nonsense"]).code(2);
+    assert!(out.stderr.contains("30d"), "{}", out.stderr);
+}
+
+#[test]
+fn a_monthly_budget_warns_or_refuses_before_sending() {
+    let env = usage_world();
+    env.reply("claude", "answer\n");
+    // Spent this month: $0.25 reported + about $3.5 estimated (gpt-4o, a day ago; the month may
+    // have begun since, so the budget is below the reported part alone).
+    env.write_config(r#"{"budget": {"monthly_usd": 0.2, "on_exceed": "fail"}}"#);
+    let out = env.run(&["sonnet", "hi"]).code(3);
+    assert!(out.stderr.contains("budget"), "{}", out.stderr);
+    assert!(out.stderr.contains("nothing was sent"), "{}", out.stderr);
+    assert!(env.calls().is_empty(), "sent: {:?}", env.calls());
+    assert_eq!(env.chat_ids().len(), 2, "nothing was saved");
+    // A free model is not refused.
+    env.run(&["echo", "hi"]).success();
+    // Under the budget: nothing said.
+    env.write_config(r#"{"budget": {"monthly_usd": 1000}}"#);
+    let out = env.run(&["sonnet", "hi"]).success();
+    assert!(!out.stderr.contains("budget"), "{}", out.stderr);
+    // Past it, warn (the default): sent, with a warning.
+    env.write_config(r#"{"budget": {"monthly_usd": 0.2}}"#);
+    let out = env.run(&["sonnet", "hi"]).success();
+    assert_eq!(out.stdout, "answer\n");
+    assert!(
+        out.stderr.contains("warning:") && out.stderr.contains("budget"),
+        "{}",
+        out.stderr
+    );
+    // A bad budget is a config error naming the key.
+    env.write_config(r#"{"budget": {"monthly_usd": -1}}"#);
+    let out = env.run(&["usage"]).code(3);
+    assert!(out.stderr.contains("budget.monthly_usd"), "{}", out.stderr);
+    env.write_config(r#"{"budget": {"monthly_usd": 1, "on_exceed": "explode"}}"#);
+    env.run(&["usage"]).code(3);
+}
