@@ -236,14 +236,11 @@ fn mistyped_command(
 /// No model named, none by default, and `word` came first.
 fn no_default_error(word: &str, config: &Config) -> Error {
     let close = alias::suggestions(word, config);
+    let then = alias::default_hint(config);
     let hint = if close.is_empty() {
-        "name one (ai sonnet \"…\"; `ai list` shows them all), or set a default: ai default sonnet"
-            .to_owned()
+        format!("name one (`ai list` shows them all), or {then}")
     } else {
-        format!(
-            "did you mean {}? Or set a default: ai default sonnet",
-            close.join(", ")
-        )
+        format!("did you mean {}? Or {then}", close.join(", "))
     };
     Error::usage(format!(
         "no model named, and no default model is set ('{}' is not a known model)",

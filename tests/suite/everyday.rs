@@ -412,3 +412,140 @@ fn a_monthly_budget_warns_or_refuses_before_sending() {
     env.write_config(r#"{"budget": {"monthly_usd": 1, "on_exceed": "explode"}}"#);
     env.run(&["usage"]).code(3);
 }
+
+#[test]
+fn init_finds_api_keys_and_sets_a_default_that_answers() {
+    use crate::support::{KEY, Reply, Server, an_end, an_start, an_text};
+    let s = Server::start(vec![Reply::sse(&[
+        &an_start(3),
+        &an_text("from the API"),
+        &an_end(2),
+    ])]);
+    let mut env = Env::bare();
+    // One key in <home>/.env, one in the environment.
+    std::fs::create_dir_all(env.config_path().parent().unwrap()).unwrap();
+    std::fs::write(
+        env.config_path().with_file_name(".env"),
+        format!("ANTHROPIC_API_KEY={KEY}\n"),
+    )
+    .unwrap();
+    env.set("OPENAI_API_KEY", KEY)
+        .set("ANTHROPIC_BASE_URL", &s.url());
+    let out = env.run(&["init"]).success();
+    assert!(
+        out.stdout.contains("ANTHROPIC_API_KEY (anthropic)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("OPENAI_API_KEY (openai)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("default model: claude-sonnet"),
+        "{}",
+        out.stdout
+    );
+    let config = env.config();
+    assert_eq!(
+        config["aliases"]["claude-sonnet"],
+        json!(["anthropic", "claude-sonnet-4-5"])
+    );
+    assert_eq!(
+        config["aliases"]["gpt-5-mini"],
+        json!(["openai", "gpt-5-mini"])
+    );
+    assert!(
+        config["aliases"].get("gemini-flash").is_none(),
+        "{config:#}"
+    );
+    assert_eq!(config["default_alias"], "claude-sonnet");
+    // The keys are referenced, never written (the harness also checks every file for KEY).
+    let text = std::fs::read_to_string(env.config_path()).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    // The default answers.
+    let out = env.run(&["hello there"]).success();
+    assert_eq!(out.stdout, "from the API\n");
+    assert_eq!(s.only().json()["model"], "claude-sonnet-4-5");
+    // A default set by hand is kept by a later init.
+    env.run(&["default", "gpt-5-mini"]).success();
+    env.run(&["init"]).success();
+    assert_eq!(env.config()["default_alias"], "gpt-5-mini");
+}
+
+#[test]
+fn init_finds_local_servers_at_overridable_addresses() {
+    use crate::support::{Reply, Server, oa_stream};
+    let ollama = Server::start(vec![Reply::json(
+        200,
+        &json!({"models": [{"name": "llama3.2:latest", "model": "llama3.2:latest", "size": 1, "digest": "d"}]})
+            .to_string(),
+    )]);
+    let lmstudio = Server::start(vec![
+        Reply::json(
+            200,
+            &json!({"object": "list", "data": [{"id": "qwen2.5-7b-instruct", "object": "model"}]})
+                .to_string(),
+        ),
+        Reply::sse(&[&oa_stream("local answer", 1, 1)]),
+    ]);
+    let mut env = Env::bare();
+    env.set("OLLAMA_HOST", &ollama.host_port())
+        .set("LMSTUDIO_BASE_URL", &format!("{}/v1", lmstudio.url()));
+    let out = env.run(&["init"]).success();
+    assert!(out.stdout.contains("lm studio models: 1"), "{}", out.stdout);
+    let config = env.config();
+    assert_eq!(
+        config["aliases"]["llama3.2"],
+        json!(["ollama-api", "llama3.2:latest"])
+    );
+    assert_eq!(
+        config["aliases"]["qwen2.5-7b-instruct"],
+        json!(["lmstudio", "qwen2.5-7b-instruct"])
+    );
+    assert_eq!(config["providers"]["lmstudio"]["protocol"], "openai");
+    assert_eq!(config["default_alias"], "llama3.2", "{config:#}");
+    assert!(
+        out.stdout.contains("API keys: none found"),
+        "{}",
+        out.stdout
+    );
+    // The LM Studio alias answers through the address found.
+    let out = env.run(&["qwen2.5-7b-instruct", "hi"]).success();
+    assert_eq!(out.stdout, "local answer\n");
+    let reqs = lmstudio.requests();
+    assert_eq!(reqs[0].target, "/v1/models");
+    assert_eq!(reqs[1].target, "/v1/chat/completions");
+}
+
+#[test]
+fn init_with_nothing_says_so_and_the_no_default_hint_names_what_works_here() {
+    let env = Env::bare();
+    let out = env.run(&["init"]).success();
+    assert!(
+        out.stdout.contains("no model found that can answer here"),
+        "{}",
+        out.stdout
+    );
+    assert!(env.config().get("default_alias").is_none());
+    // Nothing works here: the hint says how to find out, not `sonnet`.
+    let out = env.run(&["hello", "there"]).code(2);
+    assert!(out.stderr.contains("ai init"), "{}", out.stderr);
+    assert!(!out.stderr.contains("ai default sonnet"), "{}", out.stderr);
+    // An installed CLI: its alias.
+    let env = Env::bare();
+    env.fake("codex", "echo hi");
+    let out = env.run(&["hello", "there"]).code(2);
+    assert!(out.stderr.contains("ai default codex"), "{}", out.stderr);
+    // Only a key: the API model.
+    let mut env = Env::bare();
+    env.set("GEMINI_API_KEY", crate::support::KEY);
+    let out = env.run(&["hello", "there"]).code(2);
+    assert!(
+        out.stderr
+            .contains("ai default gemini-api:gemini-2.5-flash"),
+        "{}",
+        out.stderr
+    );
+}
