@@ -124,8 +124,9 @@ struct Line<'a> {
 
 /// The replies of one chat file written at or after `since`.
 fn replies_of(bytes: &[u8], since: Option<DateTime<Utc>>) -> Vec<Reply> {
-    let assistant = memmem::Finder::new(br#""role":"assistant""#);
-    let round = memmem::Finder::new(br#""type":"round""#);
+    // Only lines that can be replies are decoded (whatever spacing their writer used).
+    let assistant = memmem::Finder::new(b"assistant");
+    let round = memmem::Finder::new(b"round");
     let mut out = Vec::new();
     for (_, line) in scan::lines(bytes).skip(1) {
         if assistant.find(line).is_none() && round.find(line).is_none() {
@@ -329,6 +330,18 @@ mod tests {
             "{t:?}"
         );
         assert!(t.cost_estimated_usd > 0.0);
+    }
+
+    #[test]
+    fn lines_written_with_spaces_are_read_too() {
+        let text = concat!(
+            r#"{"type": "chat", "v": 1, "id": "K7Q", "created": "2026-11-01T00:00:00Z"}"#,
+            "\n",
+            r#"{"type": "message", "role": "assistant", "content": "x", "ts": "2026-11-02T00:00:01Z", "provider": "openai", "model": "gpt-4o", "usage": {"input": 5, "output": 6}}"#,
+            "\n",
+        );
+        let r = replies_of(text.as_bytes(), None);
+        assert_eq!((r.len(), r[0].input, r[0].output), (1, 5, 6));
     }
 
     #[test]

@@ -152,7 +152,7 @@ fn match_chat(query: &Query, entry: &Entry, bytes: &[u8]) -> Option<Hit> {
         score: 0,
         hit: None,
     };
-    let header = if entry.legacy {
+    if entry.legacy {
         let text = String::from_utf8_lossy(bytes);
         let (header, records) = legacy::parse(&entry.id, &text, &entry.path).ok()?;
         let title = title_of(&header, records.iter());
@@ -160,7 +160,6 @@ fn match_chat(query: &Query, entry: &Entry, bytes: &[u8]) -> Option<Hit> {
             consider(query, r, &header, &title, last_used, &mut best);
         }
         finish_title(query, &header, &title, last_used, &mut best);
-        header
     } else {
         let mut lines = scan::lines(bytes);
         let (_, first) = lines.next()?;
@@ -196,9 +195,7 @@ fn match_chat(query: &Query, entry: &Entry, bytes: &[u8]) -> Option<Hit> {
         }
         let title = title.unwrap_or_default();
         finish_title(query, &header, &title, last_used, &mut best);
-        header
-    };
-    let _ = header;
+    }
     (best.have == query.all()).then_some(best.hit).flatten()
 }
 
