@@ -180,8 +180,14 @@ impl Session {
     /// Read, dispatch, repeat, until `/exit`, `exit`, `quit` or Ctrl+D.
     fn converse(&mut self, editor: &mut Editor) -> Result<()> {
         loop {
+            // A second signal during the last message: the process is ending (with its code,
+            // 130 for Ctrl+C), whichever thread gets there first; never back to the prompt.
+            if signal::ending() {
+                return Err(Error::Interrupted);
+            }
             let prompt = format!("{}> ", output::sanitize(&self.label));
             let text = match editor.message(&prompt, &self.ctx.ui)? {
+                Read::End if signal::ending() => return Err(Error::Interrupted),
                 Read::End => return Ok(()),
                 Read::Cleared => continue,
                 Read::Message(text) => text,
