@@ -96,11 +96,10 @@ pub fn main() -> i32 {
 fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     let literal_from = |words: &[String]| words.len().saturating_sub(words_after_dashdash);
     let ui = Ui::new(cli.call.quiet);
-    let entry = |entry: Entry, call: &cli::CallArgs| continued(entry, call);
     match cli.command {
         // `-i`: a session of turns (nothing of its line editor runs otherwise).
         None if cli.call.interactive => session::run(
-            entry(Entry::Top, &cli.call)?,
+            continued(Entry::Top, &cli.call)?,
             &cli.call,
             &cli.words,
             literal_from(&cli.words),
@@ -110,7 +109,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             call,
             words,
         }) if call.interactive => session::run(
-            entry(Entry::Chat, &call)?,
+            continued(Entry::Chat, &call)?,
             &call,
             &words,
             literal_from(&words),
@@ -119,7 +118,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             session::run(Entry::Reply, &call, &words, literal_from(&words))
         }
         None => call::run(
-            entry(Entry::Top, &cli.call)?,
+            continued(Entry::Top, &cli.call)?,
             &cli.call,
             &cli.words,
             literal_from(&cli.words),
@@ -131,7 +130,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             call,
             words,
         }) => call::run(
-            entry(Entry::Chat, &call)?,
+            continued(Entry::Chat, &call)?,
             &call,
             &words,
             literal_from(&words),
