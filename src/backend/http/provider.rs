@@ -112,6 +112,17 @@ pub(crate) fn configured(config: &Config) -> Result<BTreeMap<String, ProviderCon
     }
 }
 
+/// The variable holding a built-in provider's key, when it is set (environment or `.env`).
+pub(crate) fn key_variable(name: &str, env: &Env) -> Option<&'static str> {
+    BUILTINS
+        .iter()
+        .find(|b| b.name == name)?
+        .key_env
+        .iter()
+        .copied()
+        .find(|v| env.get(v).is_some_and(|k| !k.trim().is_empty()))
+}
+
 /// Is `name` an HTTP provider (built in or declared in config)?
 pub(crate) fn exists(name: &str, config: &Config) -> bool {
     BUILTINS.iter().any(|b| b.name == name)
