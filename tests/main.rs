@@ -58,6 +58,8 @@ mod serve_page;
 mod serve_stream;
 #[path = "suite/session.rs"]
 mod session;
+#[path = "suite/session_commands.rs"]
+mod session_commands;
 #[path = "suite/several.rs"]
 mod several;
 #[path = "suite/terminal.rs"]
