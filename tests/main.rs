@@ -50,6 +50,8 @@ mod run_confirm;
 mod serve;
 #[path = "suite/serve_browser.rs"]
 mod serve_browser;
+#[path = "suite/serve_browser_faces.rs"]
+mod serve_browser_faces;
 #[path = "suite/serve_limits.rs"]
 mod serve_limits;
 #[path = "suite/serve_page.rs"]

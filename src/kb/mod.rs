@@ -15,6 +15,7 @@ pub(crate) mod chunk;
 pub(crate) mod embed;
 mod glob;
 pub(crate) mod ground;
+pub(crate) mod linked;
 pub(crate) mod note;
 mod progress;
 pub(crate) mod scan;

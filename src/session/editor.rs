@@ -309,8 +309,8 @@ mod tests {
         );
         assert_eq!(c.candidates("/model s"), Some((7, vec!["sonnet".into()])));
         assert_eq!(
-            c.candidates("/kb docs,ne"),
-            Some((8, vec!["notes".into(), "news".into()]))
+            c.candidates("/kb docs,n"),
+            Some((9, vec!["notes".into(), "news".into()]))
         );
         assert_eq!(c.candidates("hello wor"), None);
         assert_eq!(c.candidates("/help x"), None);
