@@ -23,6 +23,7 @@ mod fmt;
 pub mod fuzz;
 mod input;
 mod kb;
+mod mdterm;
 mod modes;
 mod output;
 mod present;

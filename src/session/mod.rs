@@ -80,6 +80,10 @@ pub(crate) fn run(
     }
     let mut opts = call::options(&ctx, args);
     opts.in_session = true;
+    // Replies with their markdown styled, on a terminal only (a pipe gets them exactly).
+    if ctx.config.chat.markdown.unwrap_or(true) && std::io::stdout().is_terminal() {
+        output::set_markdown();
+    }
     if let Choice::Names(names) = &opts.kb {
         ground::check(&ctx.home, &ctx.config, names)?;
     }

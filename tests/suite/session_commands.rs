@@ -280,3 +280,44 @@ fn tab_completes_models_and_an_unusable_model_is_refused_at_once() {
     end(term);
     assert!(env.chat_ids().is_empty());
 }
+
+#[test]
+fn replies_show_their_markdown_styled_on_a_terminal_unless_config_turns_it_off() {
+    let env = Env::echo();
+    // Line by line, each at its own prompt.
+    let typed = |term: &mut Terminal| {
+        term.send("# Plan\\\r");
+        term.expect("... ");
+        term.send("**bold** move\\\r");
+        term.expect("... ");
+        term.send("- first\r");
+    };
+    let mut term = Terminal::start(&env, "-i");
+    term.expect(PROMPT);
+    typed(&mut term);
+    term.expect("3 lines");
+    let shown = term.expect(PROMPT);
+    assert!(
+        shown.starts_with("\r\n\x1b[1m\x1b[4mPlan\x1b[0m\r\n\x1b[1mbold\x1b[0m move\r\n• first"),
+        "{shown:?}"
+    );
+    end(term);
+    // The chat keeps the reply as it came.
+    let reply = env.only_messages()[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(reply.contains("# Plan\n**bold** move\n- first"), "{reply}");
+
+    env.write_config(r#"{"default_alias":"echo","chat":{"markdown":false}}"#);
+    let mut term = Terminal::start(&env, "-i");
+    term.expect(PROMPT);
+    typed(&mut term);
+    term.expect("3 lines");
+    let shown = term.expect(PROMPT);
+    assert!(
+        shown.starts_with("\r\n# Plan\r\n**bold** move\r\n- first"),
+        "{shown:?}"
+    );
+    end(term);
+}
