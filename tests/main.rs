@@ -40,6 +40,8 @@ mod kb_embed;
 mod kb_hostile;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/mcp_serve.rs"]
+mod mcp_serve;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

@@ -131,7 +131,8 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
         || head
             .header("accept")
             .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
-    let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into()];
+    // A chat another call holds is busy (429), not waited for while this one holds a slot.
+    let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into(), "--no-wait".into()];
     if call.retry {
         // `ai chat retry ID`: the chat's own prompt, no other (no duplicate of it).
         let refused = match (&call.chat, &call.prompt) {
@@ -324,6 +325,11 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
         }
         (Ending::Exited(code), _, Some((message, hint, exit_code, chat))) => {
             let status = call_status(if *code == 0 { exit_code } else { *code });
+            let retry: &[(&str, &str)] = if status == 429 {
+                &[("Retry-After", "2")]
+            } else {
+                &[]
+            };
             fail_in_chat(
                 conn,
                 status,
@@ -331,7 +337,7 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                 hint.as_deref(),
                 Some(exit_code),
                 chat.as_deref(),
-                &[],
+                retry,
             );
         }
         (Ending::Exited(code), _, None) => {

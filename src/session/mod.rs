@@ -208,6 +208,11 @@ impl Session {
         // Lines typed while a reply streamed, sent one after the other as if typed now.
         let mut ahead: VecDeque<String> = VecDeque::new();
         loop {
+            // A second signal during the last message: the process is ending (with its code,
+            // 130 for Ctrl+C), whichever thread gets there first; never back to the prompt.
+            if signal::ending() {
+                return Err(Error::Interrupted);
+            }
             ahead.extend(editor.typed_ahead(&self.ctx.ui));
             let prompt = format!("{}> ", output::sanitize(&self.label));
             let text = match ahead.pop_front() {
@@ -216,6 +221,7 @@ impl Session {
                     text
                 }
                 None => match editor.message(&prompt, &self.ctx.ui)? {
+                    Read::End if signal::ending() => return Err(Error::Interrupted),
                     Read::End => return Ok(()),
                     Read::Cleared => continue,
                     Read::Message(text) => text,
