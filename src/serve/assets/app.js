@@ -214,10 +214,15 @@ function when(secs) {
   return secs ? new Date(secs * 1000).toLocaleString() : '';
 }
 
+// The chat list, or with words in the search box, the chats that hold them all (`ai chat
+// search`), each with the line that matched.
 async function loadChats() {
+  const q = $('search').value.trim();
+  if (q) return searchChats(q);
   const rows = await api('GET', '/chats');
   const ul = $('chats');
   ul.replaceChildren();
+  document.body.dataset.list = 'chats';
   for (const r of rows) {
     const li = el('li');
     li.dataset.id = r.id;
@@ -235,6 +240,38 @@ async function loadChats() {
     li.appendChild(b);
     ul.appendChild(li);
   }
+}
+
+async function searchChats(q) {
+  const found = await api('GET', '/chats?q=' + encodeURIComponent(q));
+  if ($('search').value.trim() !== q) return; // typed on since
+  const ul = $('chats');
+  ul.replaceChildren();
+  const hits = (found && found.hits) || [];
+  if (!hits.length) ul.appendChild(el('li', 'empty', 'No chat holds every word of “' + q + '”'));
+  for (const h of hits) {
+    const li = el('li', 'hit');
+    li.dataset.id = h.id;
+    if (h.id === state.chat) li.className = 'hit current';
+    const b = el('button', null, h.title || h.id);
+    b.type = 'button';
+    b.appendChild(el('span', 'meta', h.id + ' · ' + when(h.last_used)));
+    const who = h.role === 'user' ? 'you' : h.role === 'title' ? 'title' : (h.model || 'reply');
+    b.appendChild(el('span', 'line', who + ': ' + (h.line || '')));
+    b.addEventListener('click', () => {
+      document.body.classList.remove('side-open');
+      openChat(h.id).catch(showError);
+    });
+    li.appendChild(b);
+    ul.appendChild(li);
+  }
+  document.body.dataset.list = 'search';
+}
+
+let searchTimer = null;
+function searchTyped() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => { loadChats().catch(showError); }, 250);
 }
 
 async function loadModels() {
@@ -564,6 +601,7 @@ async function start() {
   });
   $('new').addEventListener('click', newConversation);
   $('stop').addEventListener('click', stop);
+  $('search').addEventListener('input', searchTyped);
   $('menu').addEventListener('click', () => document.body.classList.toggle('side-open'));
   $('scrim').addEventListener('click', () => document.body.classList.remove('side-open'));
   $('rename').addEventListener('click', rename);
