@@ -175,6 +175,18 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
         );
     }
     if let Some(c) = call.chat.as_ref().filter(|_| !call.retry) {
+        // A value like `-q` must not be taken for an option (`ai` checks the rest).
+        if c.starts_with('-') {
+            return fail(
+                conn,
+                400,
+                &format!(
+                    "'{}' is not a valid chat ID",
+                    crate::output::sanitize(&crate::fmt::one_line(c, 80))
+                ),
+                Some("GET /chats lists them"),
+            );
+        }
         args.extend(["--chat".into(), c.clone()]);
     }
     if call.no_chat {

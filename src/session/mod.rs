@@ -87,6 +87,10 @@ pub(crate) fn run(
     if let Choice::Names(names) = &opts.kb {
         ground::check(&ctx.home, &ctx.config, names)?;
     }
+    // `--mcp`: the servers start once, here, and serve every turn of the session.
+    if !args.tooling.mcp.is_empty() {
+        opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    }
     let (chat, name) = match parsed.chat {
         ChatRef::Plain | ChatRef::New => (None, None),
         ChatRef::Named(name) => (None, Some(name)),
@@ -141,14 +145,14 @@ fn refuse(args: &CallArgs) -> Result<()> {
             "a session streams each reply and saves every line in its chat; leave out one of them",
         ));
     }
-    // Tool calling is not offered in a session yet: refused rather than quietly left out.
+    // Tool calling is not offered in a session yet (but for MCP servers, `--mcp`): refused
+    // rather than quietly left out.
     let t = &args.tooling;
     let tools = [
         (t.tools, "--tools"),
         (!t.data.is_empty(), "--data"),
         (t.tools_file.is_some(), "--tools-file"),
         (!t.tool.is_empty(), "--tool"),
-        (!t.mcp.is_empty(), "--mcp"),
         (t.max_tool_rounds.is_some(), "--max-tool-rounds"),
     ];
     match tools.iter().find(|(given, _)| *given) {

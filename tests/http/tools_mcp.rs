@@ -1022,3 +1022,39 @@ fn a_fastmcp_server_of_the_python_sdk_works_and_one_without_tools_does_not_fail(
         out.stderr
     );
 }
+
+#[test]
+fn a_session_keeps_its_mcp_servers_for_all_its_turns() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__echo", r#"{"text":"one"}"#)]),
+        Reply::sse(&[&oa_stream("First answer.", 1, 1)]),
+        Reply::sse(&[&oa_call("call_2", "fake__echo", r#"{"text":"two"}"#)]),
+        Reply::sse(&[&oa_stream("Second answer.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "good", Some(10.0));
+    let mut term = Terminal::start(&env, "-i openai:gpt-test --mcp fake");
+    term.expect("> ");
+    let pid = read_pid(&state.join("pid"));
+    term.send("first line\r");
+    term.expect("First answer.");
+    term.expect("> ");
+    term.send("second line\r");
+    term.expect("Second answer.");
+    term.expect("> ");
+    // One server for both turns: started (and initialized) once.
+    assert_eq!(read_pid(&state.join("pid")), pid);
+    let got = received(&state);
+    let count = |m: &str| got.iter().filter(|x| x["method"] == m).count();
+    assert_eq!(
+        (count("initialize"), count("tools/call")),
+        (1, 2),
+        "{got:?}"
+    );
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_gone(&state);
+    let results = round_results(&env);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[1]["content"], "echo: two\nsecond part");
+}

@@ -444,3 +444,77 @@ fn kb_show_finds_notes_by_wiki_names_and_lists_what_links_to_them() {
     assert_eq!(by_file["id"], "e5f607182");
     env.run(&["kb", "show", "notes", "Nothing such"]).code(4);
 }
+
+/// The page's chat search: words in the box list the chats that hold them all (through
+/// `ai chat search --json`), each with the line that matched; a click opens the chat; an
+/// empty box brings the list back.
+#[test]
+fn the_page_searches_chats_by_their_words() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let env = Env::echo();
+    env.run(&["echo", "how do we brew coffee at home"])
+        .success();
+    env.run(&["echo", "green tea steeps two minutes"]).success();
+    env.run(&["echo", "a <b>bold</b> question about coffee beans"])
+        .success();
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let base = format!("http://127.0.0.1:{}", s.port);
+    browser.go(&format!("{base}/#token={TOKEN}"));
+    browser.wait("the page", "return document.body.dataset.ready === '1'");
+    browser.wait(
+        "the chats",
+        "return document.querySelectorAll('#chats li').length === 3",
+    );
+    browser.type_into("#search", "coffee");
+    let found = browser.wait(
+        "the hits",
+        "return document.body.dataset.list === 'search' && \
+         [...document.querySelectorAll('#chats li.hit')].map(l => l.textContent)",
+    );
+    let found = found.as_array().unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found.iter().all(|h| h.as_str().unwrap().contains("coffee")),
+        "{found:?}"
+    );
+    // Markup in a chat stays text.
+    assert_eq!(
+        browser.script(
+            "return document.querySelectorAll('#chats b').length",
+            json!([])
+        ),
+        0
+    );
+    browser.type_into("#search", " tea");
+    browser.wait(
+        "no hit",
+        "return document.querySelector('#chats li.empty') !== null",
+    );
+    browser.script(
+        "const s = document.getElementById('search'); s.value = 'green'; \
+         s.dispatchEvent(new Event('input'))",
+        json!([]),
+    );
+    browser.wait(
+        "one hit",
+        "return document.querySelectorAll('#chats li.hit').length === 1",
+    );
+    browser.click("#chats li.hit button");
+    browser.wait(
+        "the chat",
+        "return document.querySelector('.msg.user') && \
+         document.querySelector('.msg.user').textContent.includes('green tea')",
+    );
+    browser.script(
+        "const s = document.getElementById('search'); s.value = ''; \
+         s.dispatchEvent(new Event('input'))",
+        json!([]),
+    );
+    browser.wait(
+        "the list again",
+        "return document.body.dataset.list === 'chats' && \
+         document.querySelectorAll('#chats li').length === 3",
+    );
+}

@@ -524,7 +524,6 @@ fn what_a_session_cannot_take_is_refused() {
     for args in [
         &["-i", "--tools"][..],
         &["-i", "--data", "x.json"],
-        &["-i", "--mcp", "srv"],
         &["-i", "--tool", "grep"],
     ] {
         let out = env.run(args);
