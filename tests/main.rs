@@ -58,6 +58,8 @@ mod run_confirm;
 mod serve;
 #[path = "suite/serve_browser.rs"]
 mod serve_browser;
+#[path = "suite/serve_browser_faces.rs"]
+mod serve_browser_faces;
 #[path = "suite/serve_limits.rs"]
 mod serve_limits;
 #[path = "suite/serve_page.rs"]
@@ -66,6 +68,8 @@ mod serve_page;
 mod serve_stream;
 #[path = "suite/session.rs"]
 mod session;
+#[path = "suite/session_commands.rs"]
+mod session_commands;
 #[path = "suite/several.rs"]
 mod several;
 #[path = "suite/terminal.rs"]

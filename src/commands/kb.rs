@@ -497,29 +497,24 @@ fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()
 fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let ix = store::Index::open(&ctx.home, name, false)?;
-    let row = ix
-        .conn
-        .query_row(
-            "SELECT id, title, ordering, path FROM notes WHERE id = ?1 OR path = ?1
-             ORDER BY id = ?1 DESC LIMIT 1",
-            [id],
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            },
-        )
-        .map_err(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => {
-                Error::not_found(format!("knowledge base {name} has no note {id}"))
-                    .hint(format!("find one with: ai kb search {name} \"…\""))
-            }
-            e => ix.damaged(&e),
+    // An ID or path, else a name as a `[[wikilink]]` gives it (file name, title).
+    let note = kb::linked::find(&ix.conn, id)
+        .map_err(|e| ix.damaged(&e))?
+        .ok_or_else(|| {
+            Error::not_found(format!("knowledge base {name} has no note {id}"))
+                .hint(format!("find one with: ai kb search {name} \"…\""))
         })?;
-    let (id, title, ordering, path) = row;
+    let linked_from = if json {
+        kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?
+    } else {
+        Vec::new()
+    };
+    let kb::linked::Linked {
+        id,
+        title,
+        ordering,
+        path,
+    } = note;
     let file = base.path.join(&path);
     // As the sync reads it: a regular file inside the folder, not too large (a note swapped
     // for a link to /etc/passwd, /dev/zero or a FIFO is refused, not read or waited on).
@@ -551,6 +546,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: Option<&'a str>,
             path: &'a str,
             text: &'a str,
+            /// The notes that link to this one.
+            linked_from: &'a [kb::linked::Linked],
         }
         return print_json(&Note {
             kb: name,
@@ -559,6 +556,7 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: ordering.as_deref(),
             path: &path,
             text: &text,
+            linked_from: &linked_from,
         });
     }
     ctx.ui.notice(&format!(

@@ -17,6 +17,7 @@ pub(crate) mod fresh;
 mod glob;
 pub(crate) mod ground;
 pub(crate) mod lang;
+pub(crate) mod linked;
 pub(crate) mod note;
 mod progress;
 pub(crate) mod scan;
