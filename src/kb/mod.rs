@@ -15,6 +15,7 @@ pub(crate) mod chunk;
 pub(crate) mod embed;
 mod glob;
 pub(crate) mod ground;
+pub(crate) mod local;
 pub(crate) mod note;
 mod progress;
 pub(crate) mod scan;
@@ -62,7 +63,10 @@ pub(crate) fn sync_embedder(
 ) -> Result<Option<embed::Embedder>> {
     match &base.embed {
         Some(spec) => {
-            embed::Embedder::new(spec, base.dimensions, config).map(|e| Some(e.with_ui(*ui)))
+            let e = embed::Embedder::new(spec, base.dimensions, config)?.with_ui(*ui);
+            // A local model is loaded (downloaded on first use) before the sync starts.
+            e.prepare()?;
+            Ok(Some(e))
         }
         None => Ok(None),
     }
