@@ -38,6 +38,8 @@ mod kb;
 mod kb_embed;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/local_models.rs"]
+mod local_models;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

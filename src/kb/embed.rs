@@ -438,6 +438,11 @@ fn small_model(m: &str) -> Option<usize> {
     SMALL.iter().find(|(k, _)| m.contains(k)).map(|&(_, n)| n)
 }
 
+/// Whether `spec` names a local model.
+pub(crate) fn is_local(spec: &str, config: &Config) -> bool {
+    local_spec(spec, config).is_some()
+}
+
 /// What follows `local` in a spec that names a local model (`local`, `local:NAME`,
 /// `local:/path`); `None` for an HTTP provider's. A provider that config declares under the name
 /// `local` keeps its meaning.

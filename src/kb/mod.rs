@@ -85,7 +85,11 @@ impl Searcher {
         let index = store::Index::open(home, name, false)?;
         let embedder = match index.meta("embed")? {
             Some(spec) if index.meta("dimensions")?.is_some() => {
-                let dims = index.meta("dimensions")?.and_then(|d| d.parse().ok());
+                // A local model's size is its own; an HTTP one is asked for the recorded size.
+                let dims = index
+                    .meta("dimensions")?
+                    .and_then(|d| d.parse().ok())
+                    .filter(|_| !embed::is_local(&spec, config));
                 Some(embed::Embedder::new(&spec, dims, config)?.with_ui(*ui))
             }
             _ => None,

