@@ -64,7 +64,7 @@ fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
         data.extend_from_slice(bytes);
     }
     let mut h = Value::Object(header).to_string().into_bytes();
-    while h.len() % 8 != 0 {
+    while !h.len().is_multiple_of(8) {
         h.push(b' ');
     }
     let mut out = (h.len() as u64).to_le_bytes().to_vec();
@@ -313,8 +313,11 @@ fn dimensions_do_not_apply_to_a_local_model() {
 /// whose first full download is cut off halfway; `garbage` files are served wrong bytes.
 struct Hub {
     server: Server,
-    gets: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    gets: Log,
 }
+
+/// Each request's target and Range header.
+type Log = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
 fn hub(files: HashMap<String, Vec<u8>>, cut: &[&str], garbage: &[&str]) -> Hub {
     let gets = Arc::new(Mutex::new(Vec::new()));
