@@ -36,6 +36,8 @@ mod hostile_signals;
 mod kb;
 #[path = "suite/kb_embed.rs"]
 mod kb_embed;
+#[path = "suite/kb_hostile.rs"]
+mod kb_hostile;
 #[path = "suite/layering.rs"]
 mod layering;
 #[path = "suite/local_models.rs"]

@@ -521,7 +521,9 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
         })?;
     let (id, title, ordering, path) = row;
     let file = base.path.join(&path);
-    let bytes = std::fs::read(&file).map_err(|e| {
+    // As the sync reads it: a regular file inside the folder, not too large (a note swapped
+    // for a link to /etc/passwd, /dev/zero or a FIFO is refused, not read or waited on).
+    let bytes = kb::scan::read_note(Some(&base.path), &file).map_err(|e| {
         let e = Error::not_found(format!(
             "note {id} of {name} is indexed but its file cannot be read ({}): {e}",
             file.display()

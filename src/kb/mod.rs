@@ -80,17 +80,35 @@ pub(crate) struct Searcher {
 }
 
 impl Searcher {
+    /// When the embedder cannot be made (its provider is gone from the config, its key is
+    /// missing), a warning, and the base is searched by keywords.
     pub(crate) fn open(home: &Home, config: &Config, name: &str, ui: &Ui) -> Result<Searcher> {
-        base(config, name)?;
+        let configured = base(config, name)?;
         let index = store::Index::open(home, name, false)?;
         let embedder = match index.meta("embed")? {
             Some(spec) if index.meta("dimensions")?.is_some() => {
-                // A local model's size is its own; an HTTP one is asked for the recorded size.
-                let dims = index
-                    .meta("dimensions")?
-                    .and_then(|d| d.parse().ok())
-                    .filter(|_| !embed::is_local(&spec, config));
-                Some(embed::Embedder::new(&spec, dims, config)?.with_ui(*ui))
+                // The size is sent with a query only when indexing sent it: a model that
+                // refuses `dimensions` (ada-002, most vLLM models) must still be searchable.
+                // Indexes from before this was recorded: as the config asks.
+                let asked = match index.meta("dimensions_asked")? {
+                    Some(d) => d.parse().ok(),
+                    None => configured.dimensions,
+                };
+                // A local model's size is its own.
+                let asked = asked.filter(|_| !embed::is_local(&spec, config));
+                match embed::Embedder::new(&spec, asked, config) {
+                    Ok(e) => Some(e.with_ui(*ui)),
+                    Err(
+                        e @ (Error::Usage { .. } | Error::Config { .. } | Error::NotFound { .. }),
+                    ) => {
+                        ui.warn(&format!(
+                            "{}; searching {name} by keywords only",
+                            e.to_string().trim_end_matches('.')
+                        ));
+                        None
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             _ => None,
         };
@@ -107,7 +125,11 @@ impl Searcher {
         ui: &Ui,
     ) -> Result<Vec<Hit>> {
         match search::search(&self.index, query, k, self.embedder.as_ref(), deadline) {
-            Err(e @ Error::Backend { .. }) if self.embedder.is_some() => {
+            // A query the provider refuses (a usage error: a size it cannot give, a model it
+            // does not know) must not end a grounded turn either.
+            Err(e @ (Error::Backend { .. } | Error::Usage { .. } | Error::NotFound { .. }))
+                if self.embedder.is_some() =>
+            {
                 ui.warn(&format!(
                     "{}; searching {} by keywords only",
                     e.to_string().trim_end_matches('.'),

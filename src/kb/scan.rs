@@ -1,7 +1,8 @@
 //! Which files of a folder are notes. A walk that reads only metadata (and `.gitignore` files):
 //! hidden names, ignored, excluded, unsupported and very large files are skipped and counted;
 //! symlinked folders are never followed (no loops), symlinked files are when they point to a
-//! regular file. Binary content is told later, from the first bytes the sync reads
+//! regular file inside the folder (a link out of it, to `/etc/passwd` or a key file, is
+//! counted under `links`, as `-F` refuses it). Binary content is told later, from the first bytes the sync reads
 //! ([`is_binary`]).
 
 use std::ffi::OsStr;
@@ -66,6 +67,24 @@ pub(crate) struct Skipped {
     pub(crate) binary: u64,
     /// A second file with a note ID already taken (counted by the sync).
     pub(crate) duplicate: u64,
+    /// The paths (relative, '/'-separated) of folders whose listing failed or was incomplete,
+    /// and of entries whose type could not be read: the scan cannot say what is gone below
+    /// them, so the sync keeps their notes.
+    #[serde(skip)]
+    pub(crate) unlisted: Vec<String>,
+}
+
+impl Skipped {
+    /// Is the note at `rel` below (or at) a path the scan could not list?
+    pub(crate) fn unlisted_covers(&self, rel: &str) -> bool {
+        self.unlisted.iter().any(|u| {
+            u.is_empty()
+                || rel == u
+                || rel
+                    .strip_prefix(u.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+    }
 }
 
 impl Skipped {
@@ -146,6 +165,40 @@ fn extension(name: &str) -> Option<&str> {
     }
 }
 
+/// Read the note file `path` as the sync may: a regular file, at most [`MAX_FILE_BYTES`] (+1,
+/// so that more is seen); with `root`, only when its real path lies inside it (the walk
+/// already saw to that for the files it found). Opened without blocking, so a FIFO or a device
+/// put in a note's place is refused, never waited on.
+pub(crate) fn read_note(root: Option<&Path>, path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, why.to_owned());
+    let path = match root {
+        Some(root) => {
+            let real = fs::canonicalize(path)?;
+            if !real.starts_with(fs::canonicalize(root)?) {
+                return Err(refuse("it leads outside the notes folder"));
+            }
+            real
+        }
+        None => path.to_owned(),
+    };
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(refuse("it is not a regular file"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(refuse("it is larger than 2 MiB"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// The note files under `root`, sorted by `rel`, and what was skipped. A root that is not a
 /// readable folder is an error; anything unreadable below it is skipped and counted.
 pub(crate) fn scan(root: &Path, filter: &Filter) -> Result<(Vec<Entry>, Skipped)> {
@@ -157,6 +210,7 @@ pub(crate) fn scan(root: &Path, filter: &Filter) -> Result<(Vec<Entry>, Skipped)
     let listing = fs::read_dir(root).map_err(|e| Error::io("read folder", root, e))?;
     let mut walk = Walk {
         filter,
+        root: fs::canonicalize(root).map_err(|e| Error::io("read folder", root, e))?,
         entries: Vec::new(),
         skipped: Skipped::default(),
         rules: Vec::new(),
@@ -175,6 +229,9 @@ struct Rules {
 
 struct Walk<'a> {
     filter: &'a Filter,
+    /// The root, with every link resolved: a symlinked file is followed only to a target
+    /// below it.
+    root: PathBuf,
     entries: Vec<Entry>,
     skipped: Skipped,
     /// The `.gitignore` rules of the folders from the root down to the current one.
@@ -187,7 +244,10 @@ impl Walk<'_> {
         for child in listing {
             match child {
                 Ok(child) => children.push(child),
-                Err(_) => self.skipped.unreadable += 1,
+                Err(_) => {
+                    self.skipped.unreadable += 1;
+                    self.skipped.unlisted.push(rel.to_owned());
+                }
             }
         }
         let gitignore = children
@@ -227,6 +287,7 @@ impl Walk<'_> {
             };
             let Ok(file_type) = child.file_type() else {
                 self.skipped.unreadable += 1;
+                self.skipped.unlisted.push(child_rel);
                 continue;
             };
             if file_type.is_dir() {
@@ -242,13 +303,19 @@ impl Walk<'_> {
                 } else {
                     match fs::read_dir(child.path()) {
                         Ok(listing) => self.folder(listing, &child_rel),
-                        Err(_) => self.skipped.unreadable += 1,
+                        Err(_) => {
+                            self.skipped.unreadable += 1;
+                            self.skipped.unlisted.push(child_rel);
+                        }
                     }
                 }
             } else if file_type.is_file() {
                 self.file(&child, &child_rel, &name, None);
             } else if file_type.is_symlink() {
                 match fs::metadata(child.path()) {
+                    Ok(meta) if meta.is_file() && !self.inside(&child.path()) => {
+                        self.skipped.links += 1;
+                    }
                     Ok(meta) if meta.is_file() => self.file(&child, &child_rel, &name, Some(meta)),
                     Ok(meta) if self.ignored(&child_rel, meta.is_dir()) => {
                         self.skipped.ignored += 1;
@@ -263,6 +330,11 @@ impl Walk<'_> {
         if pushed {
             self.rules.pop();
         }
+    }
+
+    /// Does the link `path` lead to a file below the root?
+    fn inside(&self, path: &Path) -> bool {
+        fs::canonicalize(path).is_ok_and(|target| target.starts_with(&self.root))
     }
 
     /// A regular file (or a symlink to one, with its target's metadata).

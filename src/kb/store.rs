@@ -91,6 +91,18 @@ impl Index {
                     .hint(format!("build it with: ai kb sync {name}")),
             );
         }
+        // SQLite would open a FIFO or a device in its place and wait on it for ever.
+        if let Ok(meta) = std::fs::metadata(&path)
+            && !meta.is_file()
+        {
+            return Err(Error::config(format!(
+                "the index of knowledge base {name} is not a regular file: {}",
+                path.display()
+            ))
+            .hint(format!(
+                "remove it, then rebuild it with: ai kb sync --full {name}"
+            )));
+        }
         if create {
             crate::config::create_private_dir(&dir(home))?;
         }

@@ -155,8 +155,17 @@ pub(crate) fn run(
     let mut progress = Progress::new(ui, "notes", entries.len() as u64);
     let mut tx = Some(begin(&ix)?);
     let mut in_tx = 0usize;
-    for (i, entry) in entries.iter().enumerate() {
-        progress.set(i as u64);
+    let scanned: HashSet<&str> = entries.iter().map(|e| e.rel.as_str()).collect();
+    // Files that claim an ID another scanned file holds in the index wait until that file has
+    // spoken: the holder keeps its ID, whatever sorts first (a swap still swaps).
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    let mut deferred = vec![false; entries.len()];
+    let mut at = 0;
+    while at < order.len() {
+        let i = order[at];
+        at += 1;
+        let entry = &entries[i];
+        progress.set((at - 1).min(entries.len()) as u64);
         if signal::interrupted() {
             break;
         }
@@ -183,6 +192,16 @@ pub(crate) fn run(
                 continue;
             }
         };
+        if !deferred[i]
+            && !seen.contains(&note.id)
+            && known
+                .get(&note.id)
+                .is_some_and(|k| k.path != entry.rel && scanned.contains(k.path.as_str()))
+        {
+            deferred[i] = true;
+            order.push(i);
+            continue;
+        }
         if seen.contains(&note.id) {
             counts.skipped.duplicate += 1;
             ui.warn(&format!(
@@ -225,7 +244,9 @@ pub(crate) fn run(
         // Only a complete scan may say what is gone.
         let t = tx.as_ref().expect("a transaction is open");
         for (id, k) in &known {
-            if !seen.contains(id) {
+            // A folder that could not be listed says nothing about its notes: they are kept
+            // (with their vectors), as an unreadable file keeps its note.
+            if !seen.contains(id) && !counts.skipped.unlisted_covers(&k.path) {
                 delete_note(&ix, t, k.n)?;
                 counts.deleted += 1;
             }
@@ -298,6 +319,16 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
             "dimensions",
             base.dimensions.map(|d| d.to_string()).as_deref(),
         )?;
+        // Whether the size was asked for: queries send `dimensions` only then, as indexing
+        // does (many models refuse the field).
+        ix.set_meta(
+            "dimensions_asked",
+            Some(
+                base.dimensions
+                    .map_or("no".to_owned(), |d| d.to_string())
+                    .as_str(),
+            ),
+        )?;
     }
     Ok(())
 }
@@ -342,7 +373,7 @@ enum Read {
 
 /// Read and identify a file.
 fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
-    let bytes = match std::fs::read(&entry.path) {
+    let bytes = match scan::read_note(None, &entry.path) {
         Ok(b) => b,
         Err(_) => {
             skipped.unreadable += 1;

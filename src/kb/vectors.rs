@@ -32,9 +32,21 @@ pub(crate) fn generation(index: &Index) -> Result<u64> {
         .unwrap_or(0))
 }
 
+/// The side file, when it is a regular file. Opened without blocking: a FIFO or a device in
+/// its place is passed over (the search scans the BLOBs), never waited on.
+fn open_side_file(index: &Index) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(file(&index.path))
+        .ok()?;
+    f.metadata().ok()?.is_file().then_some(f)
+}
+
 /// Whether the side file holds the index's current vectors (else a sync rebuilds it).
 pub(crate) fn is_current(index: &Index) -> Result<bool> {
-    let Ok(mut f) = File::open(file(&index.path)) else {
+    let Some(mut f) = open_side_file(index) else {
         return Ok(false);
     };
     let mut head = [0u8; HEADER];
@@ -203,7 +215,7 @@ pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i
 
 /// Candidates from the side file; `None` when it is missing or of another generation.
 fn scan_side_file(index: &Index, query: &[f32], want: usize) -> Result<Option<Vec<i64>>> {
-    let Ok(f) = File::open(file(&index.path)) else {
+    let Some(f) = open_side_file(index) else {
         return Ok(None);
     };
     let mut r = BufReader::with_capacity(1 << 18, f);

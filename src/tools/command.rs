@@ -99,9 +99,9 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
             tool.name
         ));
     };
-    let shown = crate::fmt::one_line(&args.to_string(), 300);
+    let question = question(&tool.name, args)?;
     let mut out = &tty;
-    let asked = write!(out, "run {} with {shown}? [y/N] ", tool.name).and_then(|()| out.flush());
+    let asked = write!(out, "{question}").and_then(|()| out.flush());
     if asked.is_err() {
         return Err(format!(
             "not confirmed: ai could not ask on the terminal before it runs {}; it was not run",
@@ -120,6 +120,38 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         Err(format!(
             "the user declined: {} was not run. Do not run it again unless the user asks.",
             tool.name
+        ))
+    }
+}
+
+/// Arguments longer than this (as shown, in bytes) are not put to the user: a question the
+/// terminal cannot hold is no question. `--yolo` still runs them.
+const MAX_SHOWN: usize = 64 * 1024;
+
+/// Arguments up to this many characters are asked about on one line.
+const ONE_LINE: usize = 160;
+
+/// The question before `name` runs with `args`: every argument exactly as the program will get
+/// it (JSON, whitespace kept, never cut), with what a terminal would not show spelled out
+/// (`\e`, `\u{202e}`). Long arguments get lines of their own, and the question is asked again
+/// below them. Arguments too long to show are refused (`Err`, the result for the model).
+fn question(name: &str, args: &Value) -> std::result::Result<String, String> {
+    // Compact JSON escapes newlines, tabs and the other C0 characters; the rest (DEL, C1,
+    // bidi and zero-width characters) is spelled out here.
+    let shown = crate::sanitize::spell_out(&args.to_string());
+    if shown.len() > MAX_SHOWN {
+        return Err(format!(
+            "not confirmed: the arguments for {name} are {} long, too long to show whole on the terminal (at most {}); it was not run (the user can allow it with --yolo)",
+            crate::fmt::human_size(shown.len() as u64),
+            crate::fmt::human_size(MAX_SHOWN as u64),
+        ));
+    }
+    let chars = shown.chars().count();
+    if chars <= ONE_LINE {
+        Ok(format!("run {name} with {shown}? [y/N] "))
+    } else {
+        Ok(format!(
+            "run {name} with these arguments ({chars} characters, all shown):\n{shown}\nrun {name} with the arguments above? [y/N] "
         ))
     }
 }
@@ -303,6 +335,46 @@ mod tests {
             assert!(!is_yes(Some(no.len()), no), "{no:?}");
         }
         assert!(!is_yes(None, "y\n"));
+    }
+
+    #[test]
+    fn the_question_shows_every_argument_exactly() {
+        // H2-1: a long first key pushed the rest out of a 300-character question.
+        let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
+        let args = json!({"a_reason": reason, "path": "/home/user/.ssh", "delete": true});
+        let q = question("targv", &args).unwrap();
+        assert!(q.contains(&args.to_string()), "{q}");
+        assert!(
+            q.contains("\"delete\":true,\"path\":\"/home/user/.ssh\""),
+            "{q}"
+        );
+        assert!(
+            q.ends_with("run targv with the arguments above? [y/N] "),
+            "{q}"
+        );
+        // Whitespace is kept, not joined; what a terminal would hide is spelled out.
+        let args =
+            json!({"p": format!("/srv/safe{}; rm -rf ~\u{202e}\x7f\u{9b}\n", " ".repeat(400))});
+        let q = question("t", &args).unwrap();
+        assert!(
+            q.contains(&format!(
+                "/srv/safe{}; rm -rf ~\\u{{202e}}\\x7f\\x9b\\n",
+                " ".repeat(400)
+            )),
+            "{q}"
+        );
+        assert!(!q.contains('\u{202e}') && !q.contains('\x7f') && !q.contains('\u{9b}'));
+        // Short arguments: one line, as before.
+        assert_eq!(
+            question("disk", &json!({"path": "/tmp"})).unwrap(),
+            "run disk with {\"path\":\"/tmp\"}? [y/N] "
+        );
+        // Too long to show whole: not asked, not run.
+        let e = question("t", &json!({"p": "x".repeat(MAX_SHOWN)})).unwrap_err();
+        assert!(
+            e.starts_with("not confirmed: the arguments for t are"),
+            "{e}"
+        );
     }
 
     #[test]

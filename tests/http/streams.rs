@@ -315,3 +315,40 @@ fn a_reply_cut_by_max_tokens_warns() {
     out.ok();
     assert!(out.stderr.contains("token limit of anthropic"), "{out:#?}");
 }
+
+#[test]
+fn a_whole_reply_cut_at_max_tokens_is_warned_about_too() {
+    // I3-7: a non-streamed reply dropped `finish_reason: "length"` (and its kin).
+    for (provider, body) in [
+        (
+            "openai",
+            r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"cut short"},"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":24}}"#,
+        ),
+        (
+            "anthropic",
+            r#"{"content":[{"type":"text","text":"cut short"}],"stop_reason":"max_tokens","usage":{"input_tokens":3,"output_tokens":24}}"#,
+        ),
+        (
+            "gemini-api",
+            r#"{"candidates":[{"content":{"parts":[{"text":"cut short"}]},"finishReason":"MAX_TOKENS"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":24}}"#,
+        ),
+        (
+            "ollama-api",
+            r#"{"message":{"role":"assistant","content":"cut short"},"done":true,"done_reason":"length","prompt_eval_count":3,"eval_count":24}"#,
+        ),
+    ] {
+        let s = Server::start(vec![Reply::json(200, body)]);
+        let env = Env::for_provider(provider, &s);
+        env.write_config(&format!(
+            r#"{{"providers":{{"{provider}":{{"stream":false,"max_tokens":24}}}}}}"#
+        ));
+        let out = env.run(&[&format!("{provider}:m"), "hi"]);
+        out.ok();
+        assert_eq!(out.stdout, "cut short\n", "{provider}");
+        assert!(
+            out.stderr
+                .contains(&format!("stopped at the 24 token limit of {provider}")),
+            "{provider}: {out:#?}"
+        );
+    }
+}

@@ -231,6 +231,91 @@ fn openai_parallel_calls_all_run_and_all_results_go_back_in_order() {
     assert!(m[n - 1]["content"].as_str().unwrap().contains("abc123"));
 }
 
+/// OpenAI: each call whole in a chunk of its own, `index` as given (`None`: left out).
+fn oa_whole_calls(calls: &[(Option<u64>, &str, &str, &str)]) -> String {
+    let mut out = String::new();
+    for (index, id, name, args) in calls {
+        let mut call = json!({"id": id, "type": "function",
+            "function": {"name": name, "arguments": args}});
+        if let Some(i) = index {
+            call["index"] = json!(i);
+        }
+        out.push_str(&data(
+            &json!({"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[call]},"finish_reason":null}]})
+                .to_string(),
+        ));
+    }
+    out.push_str(&data(
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+#[test]
+fn parallel_calls_under_a_reused_or_missing_index_all_run() {
+    // H2-5: Ollama's /v1 labels every parallel call `index: 0`; other servers leave it out.
+    for (first, second) in [(Some(0), Some(0)), (None, None), (Some(u64::MAX), None)] {
+        let s = Server::start(vec![
+            Reply::sse(&[&oa_whole_calls(&[
+                (first, "a1", "json_keys", "{\"path\": \"/\"}"),
+                (second, "b2", "json_value", "{\"pointer\": \"/waits\"}"),
+            ])]),
+            Reply::sse(&[&oa_stream("Both.", 1, 1)]),
+        ]);
+        let env = Env::for_provider("openai", &s);
+        let d = doc(&env);
+        let out = env
+            .run(&["openai:gpt-test", "--data", &d, "--json", "what is there?"])
+            .success();
+        let j = out.json();
+        let calls = j["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 2, "{first:?}: {calls:?}");
+        assert_eq!(calls[0]["name"], "json_keys");
+        assert_eq!(calls[0]["status"], "ok", "{calls:?}");
+        assert_eq!(calls[1]["name"], "json_value");
+        assert_eq!(calls[1]["status"], "ok", "{calls:?}");
+        let m = s.requests()[1].json()["messages"].clone();
+        let n = m.as_array().unwrap().len();
+        assert_eq!(m[n - 2]["tool_call_id"], "a1");
+        assert_eq!(m[n - 1]["tool_call_id"], "b2");
+        assert!(
+            m[n - 1]["content"]
+                .as_str()
+                .unwrap()
+                .contains("db file sequential read")
+        );
+    }
+}
+
+#[test]
+fn the_arguments_of_one_reply_are_bounded_in_all() {
+    // H2-3: 128 calls of 1 MiB each were taken, held several times over and saved as one line.
+    let big = format!("{{\"path\": \"/{}\"}}", "A".repeat(1000 * 1024));
+    let calls: Vec<(Option<u64>, String)> = (0..4).map(|i| (Some(i), format!("c{i}"))).collect();
+    let frags: Vec<(Option<u64>, &str, &str, &str)> = calls
+        .iter()
+        .map(|(i, id)| (*i, id.as_str(), "json_keys", big.as_str()))
+        .collect();
+    let s = Server::start(vec![Reply::sse(&[&oa_whole_calls(&frags)])]);
+    let env = Env::for_provider("openai", &s);
+    let d = doc(&env);
+    let out = env
+        .run(&["openai:gpt-test", "--data", &d, "what is there?"])
+        .code(1);
+    assert!(
+        out.stderr
+            .contains("arguments are longer than 2 MiB in all"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(s.requests().len(), 1);
+    // Nothing of it is saved; the prompt is kept.
+    let chat = std::fs::read_to_string(env.chats_dir().join(&env.chat_files()[0])).unwrap();
+    assert!(chat.len() < 64 * 1024, "{}", chat.len());
+    assert!(chat.contains("what is there?"));
+}
+
 #[test]
 fn openai_malformed_calls_get_error_results_and_the_loop_goes_on() {
     let s = Server::start(vec![

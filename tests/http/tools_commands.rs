@@ -264,6 +264,47 @@ fn on_a_terminal_the_question_is_asked_and_no_or_ctrl_d_declines() {
     }
 }
 
+/// OpenAI: one call of `disk` with `args`.
+fn disk_call_with(args: &Value) -> String {
+    let call = json!({"index": 0, "id": "call_1", "type": "function",
+        "function": {"name": "disk", "arguments": args.to_string()}});
+    let mut out = data(
+        &json!({"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[call]},"finish_reason":null}]})
+            .to_string(),
+    );
+    out.push_str(&data(
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+#[test]
+fn the_question_shows_long_arguments_whole_and_exactly() {
+    // H2-1: a long first key pushed `delete` and `path` out of a 300-character question, and
+    // runs of spaces were joined.
+    let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
+    let args = json!({"a_reason": reason, "path": format!("/srv/safe{}; and also /home/user/.ssh", " ".repeat(400)), "delete": true});
+    let s = Server::start(vec![
+        Reply::sse(&[&disk_call_with(&args)]),
+        Reply::sse(&[&oa_stream("Plenty of space.", 1, 1)]),
+    ]);
+    let (env, state) = world(&s, "ok", json!({}));
+    let mut term = Terminal::start(&env, "openai:gpt-test --tool disk 'free space?'");
+    term.expect(&format!(
+        "{}\r\nrun disk with the arguments above? [y/N] ",
+        args
+    ));
+    term.send("y\r");
+    term.expect("Plenty of space.");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(state.join("args")).unwrap(),
+        format!("{args}\n")
+    );
+}
+
 /// The world's config.json, or an empty object when there is none yet.
 fn config_of(env: &Env) -> Value {
     if env.config_path().exists() {

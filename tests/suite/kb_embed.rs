@@ -276,3 +276,81 @@ fn a_provider_without_embeddings_is_a_usage_error() {
     );
     assert_eq!(server.requests().len(), 0);
 }
+
+/// The embeddings API as OpenAI answers for `text-embedding-ada-002` (`refuse_size`): any
+/// `dimensions` is refused with 400. Other paths (the chat model) answer a short streamed
+/// reply. Once `refuse` is set, every embedding request is refused.
+fn ada(refuse_size: bool, refuse: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Server {
+    Server::respond(move |req| {
+        if !req.target.ends_with("/embeddings") {
+            return Reply::sse(&[&oa_stream("A grounded answer.", 1, 1)]);
+        }
+        let b = req.json();
+        if (refuse_size && b.get("dimensions").is_some()) || refuse.load(Ordering::SeqCst) {
+            return Reply::json(
+                400,
+                r#"{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error","param":null,"code":null}}"#,
+            );
+        }
+        embedding::answer(req)
+    })
+}
+
+#[test]
+fn queries_send_dimensions_only_when_indexing_did() {
+    // I3-1: indexing sent no size, every query sent the recorded one, and ada-002 refused it.
+    let server = ada(true, Default::default());
+    let env = Env::for_provider("openai", &server);
+    let dir = notes(&env);
+    env.run(&[
+        "kb",
+        "add",
+        "notes",
+        dir.to_str().unwrap(),
+        "--embed",
+        "openai:text-embedding-ada-002",
+    ])
+    .success();
+    let out = env
+        .run(&["kb", "search", "notes", QUERY, "--json"])
+        .success();
+    assert!(!out.stderr.contains("keywords only"), "{out:#?}");
+    assert_eq!(out.json()[0]["id"], "f00dcafe1", "{out:#?}");
+    let sent = embedding::requests(&server);
+    assert_eq!(
+        body(sent.last().unwrap())["input"],
+        serde_json::json!([QUERY])
+    );
+    for r in &sent {
+        assert!(body(r).get("dimensions").is_none(), "{}", body(r));
+    }
+}
+
+#[test]
+fn a_query_that_cannot_be_embedded_is_searched_by_keywords_with_a_warning() {
+    // I3-1: a grounded turn exited 2 before the model was asked.
+    let refuse = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = ada(false, refuse.clone());
+    let env = Env::for_provider("openai", &server);
+    add(&env, "openai:text-embedding-3-small").success();
+    refuse.store(true, Ordering::SeqCst);
+    let out = env
+        .run(&["kb", "search", "notes", "apple pie", "--json"])
+        .success();
+    assert!(out.stderr.contains("by keywords only"), "{out:#?}");
+    assert_eq!(out.json()[0]["id"], "f00dcafe1", "{out:#?}");
+    let out = env
+        .run(&["openai:gpt-test", "--kb", "notes", "apple pie?"])
+        .success();
+    assert_eq!(out.stdout, "A grounded answer.\n");
+    assert!(out.stderr.contains("by keywords only"), "{out:#?}");
+    let chat = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.target.ends_with("/chat/completions"))
+        .expect("the model was asked");
+    assert!(
+        chat.json().to_string().contains("forty minutes"),
+        "not grounded"
+    );
+}

@@ -298,6 +298,8 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         content: Vec<Block>,
         #[serde(default)]
         usage: Option<WireUsage>,
+        #[serde(default)]
+        stop_reason: Option<String>,
     }
     let w: Whole = serde_json::from_slice(body)
         .map_err(|e| Bad::Invalid(format!("the response is not valid JSON ({e})")))?;
@@ -319,7 +321,8 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         .enumerate()
         .map(|(i, b)| b.call(Some(i as u64)))
         .collect();
-    Ok((text, usage, calls))
+    let cut = w.stop_reason.as_deref() == Some("max_tokens");
+    Ok((text, usage, cut, calls))
 }
 
 #[cfg(test)]

@@ -358,9 +358,7 @@ struct OutToolUse {
 }
 
 /// A whole Converse reply: its text, usage, whether it hit the token limit, and its tool calls.
-pub(crate) type WholeReply = (String, Option<Usage>, bool, Vec<CallPart>);
-
-pub(crate) fn whole(body: &[u8]) -> Result<WholeReply, Bad> {
+pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Output {

@@ -5,7 +5,13 @@
 //! [`Assembler::finish`] gives the calls in order, each with an ID unique in its reply.
 //!
 //! Nothing a server sends can make it panic or grow without bound: at most [`MAX_CALLS`]
-//! calls and [`MAX_ARGS`] bytes of arguments each; past either, the reply is refused.
+//! calls, [`MAX_ARGS`] bytes of arguments each and [`MAX_ROUND_ARGS`] in all; past any, the
+//! reply is refused.
+//!
+//! A key names one call only while nothing says otherwise: Ollama's `/v1` labels every parallel
+//! call `index: 0`, and servers that leave `index` out send each call whole. A fragment that
+//! brings a different ID or name than the call open under its key, or a name after that call's
+//! arguments are complete, starts a new call.
 
 use crate::conversation::ToolCall;
 
@@ -13,6 +19,9 @@ use crate::conversation::ToolCall;
 pub(crate) const MAX_CALLS: usize = 128;
 /// Bytes of one call's arguments, at most.
 pub(crate) const MAX_ARGS: usize = 1 << 20;
+/// Bytes of the arguments of all the calls of one reply, at most: a round is saved in the chat
+/// and sent back with every later request of the turn.
+pub(crate) const MAX_ROUND_ARGS: usize = 2 << 20;
 
 /// A piece of a tool call, as an interpreter read it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,13 +49,41 @@ struct Partial {
 #[derive(Debug, Default)]
 pub(crate) struct Assembler {
     open: Vec<Partial>,
+    /// Bytes of arguments so far, over every call.
+    total: usize,
+}
+
+impl Partial {
+    /// Does `part`, sent under this call's key, begin another call?
+    fn is_another(&self, part: &CallPart) -> bool {
+        let differs = |new: &Option<String>, old: &str| {
+            new.as_deref()
+                .is_some_and(|n| !n.is_empty() && !old.is_empty() && n != old)
+        };
+        if differs(&part.id, &self.id) || differs(&part.name, &self.name) {
+            return true;
+        }
+        // The same name again with arguments of its own, after this call's are complete.
+        part.id.as_deref().is_none_or(str::is_empty)
+            && part.name.as_deref().is_some_and(|n| n == self.name)
+            && part
+                .arguments
+                .as_deref()
+                .is_some_and(|a| !a.trim().is_empty())
+            && !self.arguments.trim().is_empty()
+            && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+    }
 }
 
 impl Assembler {
     /// Add a piece. An error says why the reply cannot be used.
     pub(crate) fn add(&mut self, part: CallPart) -> Result<(), String> {
         let at = match part.index {
-            Some(i) => self.open.iter().position(|p| p.index == Some(i)),
+            Some(i) => self
+                .open
+                .iter()
+                .rposition(|p| p.index == Some(i))
+                .filter(|&at| !self.open[at].is_another(&part)),
             None => None,
         };
         let at = match at {
@@ -83,6 +120,13 @@ impl Assembler {
                     MAX_ARGS >> 10
                 ));
             }
+            if self.total + args.len() > MAX_ROUND_ARGS {
+                return Err(format!(
+                    "the tool calls' arguments are longer than {} MiB in all",
+                    MAX_ROUND_ARGS >> 20
+                ));
+            }
+            self.total += args.len();
             p.arguments.push_str(&args);
         }
         if part.signature.is_some() {
@@ -178,5 +222,51 @@ mod tests {
         b.add(part(Some(0), "", "f", &"x".repeat(MAX_ARGS)))
             .unwrap();
         assert!(b.add(part(Some(0), "", "", "y")).is_err());
+        // H2-3: every call within its own bound, too much together.
+        let mut c = Assembler::default();
+        let big = "x".repeat(MAX_ARGS - 16);
+        for i in 0..(MAX_ROUND_ARGS / big.len()) as u64 {
+            c.add(part(Some(i), "", "f", &big)).unwrap();
+        }
+        let e = c.add(part(Some(99), "", "f", &big)).unwrap_err();
+        assert!(e.contains("in all"), "{e}");
+    }
+
+    #[test]
+    fn a_reused_key_with_another_id_or_name_is_another_call() {
+        // H2-5: Ollama's /v1 sends every parallel call as index 0.
+        let mut a = Assembler::default();
+        a.add(part(Some(0), "a1", "json_keys", "{\"path\": \"/\"}"))
+            .unwrap();
+        a.add(part(Some(0), "b2", "json_value", "{\"pointer\": "))
+            .unwrap();
+        a.add(part(Some(0), "", "", "\"/k0\"}")).unwrap();
+        let calls = a.finish();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("a1", "json_keys")
+        );
+        assert_eq!(calls[0].arguments, "{\"path\": \"/\"}");
+        assert_eq!(
+            (calls[1].id.as_str(), calls[1].name.as_str()),
+            ("b2", "json_value")
+        );
+        assert_eq!(calls[1].arguments, "{\"pointer\": \"/k0\"}");
+        // No IDs: a second call of the same tool after the first one's arguments are whole.
+        let mut a = Assembler::default();
+        a.add(part(Some(0), "", "f", "{\"x\":")).unwrap();
+        a.add(part(Some(0), "", "f", "1}")).unwrap();
+        a.add(part(Some(0), "", "f", "{\"x\":2}")).unwrap();
+        a.add(part(Some(0), "", "f", "")).unwrap();
+        let calls = a.finish();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[0].arguments, "{\"x\":1}");
+        assert_eq!(calls[1].arguments, "{\"x\":2}");
+        // The ID and name repeated in every fragment stay one call.
+        let mut a = Assembler::default();
+        a.add(part(Some(3), "c", "f", "{\"x\"")).unwrap();
+        a.add(part(Some(3), "c", "f", ":1}")).unwrap();
+        assert_eq!(a.finish().len(), 1);
     }
 }

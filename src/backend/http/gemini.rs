@@ -358,6 +358,10 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         output: u.candidates_token_count,
         cost_usd: None,
     });
+    let cut = r
+        .candidates
+        .iter()
+        .any(|c| c.finish_reason.as_deref() == Some("MAX_TOKENS"));
     let calls = calls_of(&mut r);
-    Ok((text_of(&r), usage, calls))
+    Ok((text_of(&r), usage, cut, calls))
 }

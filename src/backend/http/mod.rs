@@ -58,8 +58,9 @@ pub(crate) enum Piece {
     Call(calls::CallPart),
 }
 
-/// A whole (non-streamed) reply: its text, usage and tool calls.
-pub(crate) type Whole = (String, Option<Usage>, Vec<calls::CallPart>);
+/// A whole (non-streamed) reply: its text, usage, whether it stopped at the max-tokens limit,
+/// and its tool calls.
+pub(crate) type Whole = (String, Option<Usage>, bool, Vec<calls::CallPart>);
 
 /// A model or deployment name as one URL path segment.
 pub(crate) fn path_segment(s: &str) -> String {

@@ -224,6 +224,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         output: l.eval_count,
         cost_usd: None,
     });
+    let cut = l.done_reason.as_deref() == Some("length");
     let (text, calls) = match l.message {
         Some(m) => (
             m.content,
@@ -231,5 +232,5 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         ),
         None => (String::new(), Vec::new()),
     };
-    Ok((text, usage, calls))
+    Ok((text, usage, cut, calls))
 }

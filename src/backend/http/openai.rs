@@ -334,6 +334,7 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         .into_iter()
         .next()
         .ok_or_else(|| Bad::Invalid("the response has no choices".into()))?;
+    let cut = choice.finish_reason.as_deref() == Some("length");
     let (text, calls) = match choice.message {
         Some(m) => (
             m.content.unwrap_or_default(),
@@ -346,5 +347,5 @@ pub(crate) fn whole(body: &[u8]) -> Result<super::Whole, Bad> {
         ),
         None => (String::new(), Vec::new()),
     };
-    Ok((text, chunk.usage.map(Into::into), calls))
+    Ok((text, chunk.usage.map(Into::into), cut, calls))
 }

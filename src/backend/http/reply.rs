@@ -170,18 +170,14 @@ fn whole(p: &Resolved, reader: impl Read, tx: &Tx) -> Result<(), ReadError> {
     if bytes.len() > MAX_REPLY {
         return Err(fail(too_long(p)));
     }
-    let mut truncated = false;
     let parsed = match p.protocol {
         Protocol::Openai | Protocol::Azure => openai::whole(&bytes),
         Protocol::Anthropic => anthropic::whole(&bytes),
         Protocol::Gemini => gemini::whole(&bytes),
         Protocol::Ollama => ollama::whole(&bytes),
-        Protocol::Bedrock => bedrock::whole(&bytes).map(|(text, usage, cut, calls)| {
-            truncated = cut;
-            (text, usage, calls)
-        }),
+        Protocol::Bedrock => bedrock::whole(&bytes),
     };
-    let (text, usage, parts) = parsed.map_err(|bad| match bad {
+    let (text, usage, truncated, parts) = parsed.map_err(|bad| match bad {
         Bad::Invalid(why) => fail(invalid(p, &why, &String::from_utf8_lossy(&bytes))),
         Bad::Provider(body) => ReadError::BeforeText(Box::new(Failure::InStream(body))),
     })?;
