@@ -143,7 +143,23 @@ impl Tensor<'_> {
     }
 
     fn to_f32(&self) -> Option<Vec<f32>> {
-        (0..self.len()).map(|i| self.at(i)).collect()
+        if !self.readable() {
+            return None;
+        }
+        // The common types without a per-element match (a model holds millions).
+        Some(match self.dtype {
+            Dtype::F32 => self
+                .data
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            Dtype::F16 => self
+                .data
+                .chunks_exact(2)
+                .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+                .collect(),
+            _ => (0..self.len()).map(|i| self.at(i)).collect::<Option<_>>()?,
+        })
     }
 
     /// Whether the bytes hold `len()` elements of a type ai can read.
