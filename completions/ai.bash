@@ -172,6 +172,9 @@ _ai() {
             ai__subcmd__help__subcmd__kb,list)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__list"
                 ;;
+            ai__subcmd__help__subcmd__kb,model)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model"
+                ;;
             ai__subcmd__help__subcmd__kb,remove)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__remove"
                 ;;
@@ -187,6 +190,15 @@ _ai() {
             ai__subcmd__help__subcmd__kb,sync)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__sync"
                 ;;
+            ai__subcmd__help__subcmd__kb__subcmd__model,list)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__list"
+                ;;
+            ai__subcmd__help__subcmd__kb__subcmd__model,pull)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__pull"
+                ;;
+            ai__subcmd__help__subcmd__kb__subcmd__model,remove)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__remove"
+                ;;
             ai__subcmd__kb,add)
                 cmd="ai__subcmd__kb__subcmd__add"
                 ;;
@@ -195,6 +207,9 @@ _ai() {
                 ;;
             ai__subcmd__kb,list)
                 cmd="ai__subcmd__kb__subcmd__list"
+                ;;
+            ai__subcmd__kb,model)
+                cmd="ai__subcmd__kb__subcmd__model"
                 ;;
             ai__subcmd__kb,remove)
                 cmd="ai__subcmd__kb__subcmd__remove"
@@ -220,6 +235,9 @@ _ai() {
             ai__subcmd__kb__subcmd__help,list)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__list"
                 ;;
+            ai__subcmd__kb__subcmd__help,model)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model"
+                ;;
             ai__subcmd__kb__subcmd__help,remove)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__remove"
                 ;;
@@ -234,6 +252,39 @@ _ai() {
                 ;;
             ai__subcmd__kb__subcmd__help,sync)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__sync"
+                ;;
+            ai__subcmd__kb__subcmd__help__subcmd__model,list)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__list"
+                ;;
+            ai__subcmd__kb__subcmd__help__subcmd__model,pull)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__pull"
+                ;;
+            ai__subcmd__kb__subcmd__help__subcmd__model,remove)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__remove"
+                ;;
+            ai__subcmd__kb__subcmd__model,help)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help"
+                ;;
+            ai__subcmd__kb__subcmd__model,list)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__list"
+                ;;
+            ai__subcmd__kb__subcmd__model,pull)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__pull"
+                ;;
+            ai__subcmd__kb__subcmd__model,remove)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__remove"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,help)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__help"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,list)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__list"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,pull)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__pull"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,remove)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__remove"
                 ;;
             *)
                 ;;
@@ -990,7 +1041,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__kb)
-            opts="add sync list stats search show remove"
+            opts="add sync list stats search show remove model"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1020,6 +1071,62 @@ _ai() {
         ai__subcmd__help__subcmd__kb__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model)
+            opts="pull list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1158,7 +1265,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb)
-            opts="-q -h --quiet --help add sync list stats search show remove help"
+            opts="-q -h --quiet --help add sync list stats search show remove model help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1206,7 +1313,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__help)
-            opts="add sync list stats search show remove help"
+            opts="add sync list stats search show remove model help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1250,6 +1357,62 @@ _ai() {
         ai__subcmd__kb__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model)
+            opts="pull list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1334,6 +1497,132 @@ _ai() {
         ai__subcmd__kb__subcmd__list)
             opts="-q -h --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model)
+            opts="-q -h --quiet --help pull list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help)
+            opts="pull list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__list)
+            opts="-q -h --json --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__pull)
+            opts="-q -h --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__remove)
+            opts="-q -h --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
