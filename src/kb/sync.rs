@@ -711,10 +711,11 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
     progress.finish();
     if done > 0 {
         ui.notice(&format!(
-            "ai: embedded {done} passage{} with {} in {:.1}s",
+            "ai: embedded {done} passage{} with {} in {:.1}s ({:.0} passages/s)",
             if done == 1 { "" } else { "s" },
             e.spec(),
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            done as f64 / started.elapsed().as_secs_f64().max(0.001)
         ));
     }
     Ok(done)
