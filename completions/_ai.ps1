@@ -93,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API for models, calls and chats on 127.0.0.1')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -376,6 +377,19 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'ai;mcp' {
+            [CompletionResult]::new('--kb', '--kb', [CompletionResultType]::ParameterName, 'The knowledge bases to offer (repeat or comma-separate; default: all)')
+            [CompletionResult]::new('--models', '--models', [CompletionResultType]::ParameterName, 'The models `ask` may use (comma-separated aliases; default: every alias)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop an `ask` after this many seconds (default 600)')
+            [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'Offer no knowledge base')
+            [CompletionResult]::new('--no-ask', '--no-ask', [CompletionResultType]::ParameterName, 'Do not offer `ask`')
+            [CompletionResult]::new('--no-chats', '--no-chats', [CompletionResultType]::ParameterName, 'Do not offer `list_chats` and `read_chat`')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'ai;kb' {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -565,6 +579,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API for models, calls and chats on 127.0.0.1')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -628,6 +643,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;serve' {
+            break
+        }
+        'ai;help;mcp' {
             break
         }
         'ai;help;kb' {

@@ -37,6 +37,9 @@ _ai() {
             ai,list)
                 cmd="ai__subcmd__list"
                 ;;
+            ai,mcp)
+                cmd="ai__subcmd__mcp"
+                ;;
             ai,reply)
                 cmd="ai__subcmd__reply"
                 ;;
@@ -129,6 +132,9 @@ _ai() {
                 ;;
             ai__subcmd__help,list)
                 cmd="ai__subcmd__help__subcmd__list"
+                ;;
+            ai__subcmd__help,mcp)
+                cmd="ai__subcmd__help__subcmd__mcp"
                 ;;
             ai__subcmd__help,reply)
                 cmd="ai__subcmd__help__subcmd__reply"
@@ -293,7 +299,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve kb help"
+            opts="-F -q -y -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve mcp kb help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -817,7 +823,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help)
-            opts="init list default completions chat reply serve kb help"
+            opts="init list default completions chat reply serve mcp kb help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1209,6 +1215,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1715,6 +1735,32 @@ _ai() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__mcp)
+            opts="-q -h --kb --no-kb --models --no-ask --no-chats --timeout --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --models)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

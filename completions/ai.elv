@@ -90,6 +90,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+            cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -343,6 +344,18 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'ai;mcp'= {
+            cand --kb 'The knowledge bases to offer (repeat or comma-separate; default: all)'
+            cand --models 'The models `ask` may use (comma-separated aliases; default: every alias)'
+            cand --timeout 'Stop an `ask` after this many seconds (default 600)'
+            cand --no-kb 'Offer no knowledge base'
+            cand --no-ask 'Do not offer `ask`'
+            cand --no-chats 'Do not offer `list_chats` and `read_chat`'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'ai;kb'= {
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -502,6 +515,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+            cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -548,6 +562,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;reply'= {
         }
         &'ai;help;serve'= {
+        }
+        &'ai;help;mcp'= {
         }
         &'ai;help;kb'= {
             cand add 'Register a folder of notes as knowledge base NAME and index it'

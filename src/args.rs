@@ -235,6 +235,27 @@ pub(crate) enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1024..))]
         max_output: u64,
     },
+    /// Serve your notes, chats and models to an agent as MCP tools (stdin/stdout).
+    Mcp {
+        /// The knowledge bases to offer (repeat or comma-separate; default: all).
+        #[arg(long = "kb", value_name = "NAME", value_delimiter = ',')]
+        kb: Vec<String>,
+        /// Offer no knowledge base.
+        #[arg(long, conflicts_with = "kb")]
+        no_kb: bool,
+        /// The models `ask` may use (comma-separated aliases; default: every alias).
+        #[arg(long, value_name = "ALIAS", value_delimiter = ',')]
+        models: Vec<String>,
+        /// Do not offer `ask`.
+        #[arg(long)]
+        no_ask: bool,
+        /// Do not offer `list_chats` and `read_chat`.
+        #[arg(long)]
+        no_chats: bool,
+        /// Stop an `ask` after this many seconds (default 600).
+        #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+        timeout: Option<Duration>,
+    },
     /// Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME).
     Kb {
         #[command(subcommand)]

@@ -95,6 +95,23 @@ impl Error {
         self
     }
 
+    /// Add lines to the message (indented under it); errors without a message are kept as
+    /// they are.
+    pub(crate) fn with_detail(mut self, detail: &str) -> Self {
+        match &mut self {
+            Error::Usage { msg, .. }
+            | Error::Config { msg, .. }
+            | Error::NotFound { msg, .. }
+            | Error::Backend { msg, .. }
+            | Error::Busy { msg, .. } => {
+                msg.push_str("\n  ");
+                msg.push_str(detail);
+            }
+            Error::Interrupted | Error::BrokenPipe | Error::Exit(_) | Error::Io { .. } => {}
+        }
+        self
+    }
+
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
             Error::Usage { .. } => code::USAGE,

@@ -23,6 +23,7 @@ mod fmt;
 pub mod fuzz;
 mod input;
 mod kb;
+mod mcp;
 mod modes;
 mod output;
 mod present;
@@ -128,6 +129,21 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
         }
         Some(Command::Completions { shell }) => commands::completions::run(shell),
         Some(Command::Kb { action }) => commands::kb::run(action, cli.call.quiet),
+        Some(Command::Mcp {
+            kb,
+            no_kb,
+            models,
+            no_ask,
+            no_chats,
+            timeout,
+        }) => mcp::run(&mcp::Options {
+            kb,
+            no_kb,
+            models,
+            no_ask,
+            no_chats,
+            timeout,
+        }),
         Some(Command::Serve {
             port,
             host,

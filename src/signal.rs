@@ -6,7 +6,10 @@
 //! thread sees the call end, saves what it has, and returns `Error::Interrupted`. When nothing is
 //! running the process exits at once. A second signal ends the process at once (its backends
 //! killed), except that a second Ctrl+C gives a turn that is saving a moment to finish (a double
-//! tap must not leave a chat holding only its header): the user asked twice.
+//! tap must not leave a chat holding only its header): the user asked twice. The second signal
+//! is never forgotten: the saving turn, and `ai -i` around it, end with the same code rather
+//! than go back to the prompt (they used to, and a session could end 0 before the signal
+//! thread ended it 130).
 //!
 //! Not re-raised (review D14): a death by signal has no exit code, and the README promises
 //! 130 and 143 to every caller, scripts and `ai serve` included, not only to shells.
@@ -15,15 +18,105 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::time::Duration;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// The first signal received (0: none yet).
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
-/// How many chat turns are in a stretch where they must be allowed to save what they have.
-static DEFER: AtomicUsize = AtomicUsize::new(0);
+/// What the signals received so far mean, for the whole process.
+static STATE: State = State::new();
 /// Process groups of the running backends, as many as run at once (one per model).
 static CHILD_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// The write end of the pipe the handler writes signal numbers into.
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+
+/// The signal state: which signal came first, whether a second one has ended the process,
+/// and how many turns are saving. Kept in one value so that its rules can be tested on a
+/// value of their own, away from the process's.
+struct State {
+    interrupted: AtomicBool,
+    /// The first signal received (0: none yet, or a Ctrl+C the session has dealt with).
+    signal: AtomicI32,
+    /// A second signal: the process is ending with 128 + it. Never forgotten, so that the
+    /// turn saving in the meantime and the session around it end too rather than go on (the
+    /// race where a session got back to its prompt and ended 0, not 130).
+    ending: AtomicI32,
+    /// How many chat turns are in a stretch where they must be allowed to save what they have.
+    defer: AtomicUsize,
+}
+
+/// What the listening thread does about one signal.
+#[derive(Debug, PartialEq, Eq)]
+enum Action {
+    /// The first: stop the running backends; end at once when nothing runs or saves.
+    Stop { exit_now: bool },
+    /// A second: kill the backends, then end (after a saving turn had its moment, for Ctrl+C).
+    End { wait_for_save: bool },
+}
+
+impl State {
+    const fn new() -> State {
+        State {
+            interrupted: AtomicBool::new(false),
+            signal: AtomicI32::new(0),
+            ending: AtomicI32::new(0),
+            defer: AtomicUsize::new(0),
+        }
+    }
+
+    /// Record `sig`; `running` is whether backends are registered.
+    fn receive(&self, sig: i32, running: bool) -> Action {
+        // Ending is decided before anything else can see the flag cleared: set first.
+        let first = self.ending.load(Ordering::SeqCst) == 0
+            && self
+                .signal
+                .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+        if !first {
+            let _ = self
+                .ending
+                .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+        }
+        self.interrupted.store(true, Ordering::SeqCst);
+        if first {
+            let exit_now = !running && self.defer.load(Ordering::SeqCst) == 0;
+            Action::Stop { exit_now }
+        } else {
+            Action::End {
+                wait_for_save: sig == libc::SIGINT,
+            }
+        }
+    }
+
+    fn forget(&self) -> bool {
+        if self.ending.load(Ordering::SeqCst) != 0 {
+            return false;
+        }
+        match self
+            .signal
+            .compare_exchange(libc::SIGINT, 0, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) | Err(0) => {
+                // A second signal read between the check above and here: it stays.
+                if self.ending.load(Ordering::SeqCst) != 0 {
+                    return false;
+                }
+                self.interrupted.store(false, Ordering::SeqCst);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn exit_code(&self) -> i32 {
+        match (
+            self.ending.load(Ordering::SeqCst),
+            self.signal.load(Ordering::SeqCst),
+        ) {
+            (0, 0) => 130,
+            (0, sig) | (sig, _) => 128 + sig,
+        }
+    }
+}
+
+/// How long a stopped process group gets between SIGTERM and SIGKILL: the one grace period
+/// of every program `ai` starts (see `backend/supervise.rs`).
+pub(crate) const GRACE: Duration = Duration::from_millis(1500);
 
 /// How long a second Ctrl+C waits for a turn that is saving (a double tap).
 const SAVE_GRACE: Duration = Duration::from_millis(1500);
@@ -109,60 +202,60 @@ fn listen(read_fd: libc::c_int) {
 
 /// What a signal does, on the listening thread.
 fn handle(sig: i32) {
-    let first = SIGNAL
-        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok();
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    // The flag is set before the list is read: a backend registering meanwhile either is in
+    // the list or sees the flag (see [`ChildGroup::register`]).
+    STATE.interrupted.store(true, Ordering::SeqCst);
     let groups = groups().clone();
-    if !first {
-        // Asked twice: end now. Backends get no grace period either.
-        for group in groups {
-            kill_group(group, libc::SIGKILL);
+    match STATE.receive(sig, !groups.is_empty()) {
+        Action::End { wait_for_save } => {
+            // Asked twice: end now. Backends get no grace period either.
+            for group in groups {
+                kill_group(group, libc::SIGKILL);
+            }
+            // A double-tapped Ctrl+C: the first one's turn is saving its prompt and partial
+            // reply (its backend has just been stopped); a moment lets it finish, rather than
+            // leave a chat holding only its header. That turn, or the session around it, may
+            // end the process first: it sees the second signal and exits with the same code.
+            if wait_for_save {
+                let until = std::time::Instant::now() + SAVE_GRACE;
+                while STATE.defer.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            std::process::exit(STATE.exit_code());
         }
-        // A double-tapped Ctrl+C: the first one's turn is saving its prompt and partial reply
-        // (its backend has just been stopped); a moment lets it finish, rather than leave a
-        // chat holding only its header.
-        if sig == libc::SIGINT {
-            let until = std::time::Instant::now() + SAVE_GRACE;
-            while DEFER.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
+        Action::Stop { exit_now } => {
+            for &group in &groups {
+                terminate_group(group);
+            }
+            if exit_now {
+                std::process::exit(128 + sig);
             }
         }
-        std::process::exit(128 + sig);
-    }
-    for &group in &groups {
-        terminate_group(group);
-    }
-    if groups.is_empty() && DEFER.load(Ordering::SeqCst) == 0 {
-        std::process::exit(128 + sig);
     }
 }
 
 pub(crate) fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    STATE.interrupted.load(Ordering::SeqCst)
+}
+
+/// A second signal was received: the process is ending with [`exit_code`].
+pub(crate) fn ending() -> bool {
+    STATE.ending.load(Ordering::SeqCst) != 0
 }
 
 /// Forget a Ctrl+C that has been dealt with, so that the next one is a first one again: the
 /// interactive session (`ai -i`) stops one reply per Ctrl+C and goes on. `false` when another
-/// signal (SIGTERM, SIGHUP, SIGQUIT) was received: that one is kept, and the caller ends.
+/// signal (SIGTERM, SIGHUP, SIGQUIT) was received, or a second one of any kind: that one is
+/// kept, and the caller ends.
 pub(crate) fn forget_interrupt() -> bool {
-    match SIGNAL.compare_exchange(libc::SIGINT, 0, Ordering::SeqCst, Ordering::SeqCst) {
-        Ok(_) | Err(0) => {
-            INTERRUPTED.store(false, Ordering::SeqCst);
-            true
-        }
-        Err(_) => false,
-    }
+    STATE.forget()
 }
 
 /// The exit code of a call ended by a signal: 128 + its number (130 when none was seen, as when
 /// a backend reported the interruption itself).
 pub(crate) fn exit_code() -> i32 {
-    match SIGNAL.load(Ordering::SeqCst) {
-        // Ctrl+C: 128 + SIGINT, the code shells report (the error module maps Interrupted here).
-        0 => 130,
-        sig => 128 + sig,
-    }
+    STATE.exit_code()
 }
 
 fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
@@ -199,7 +292,7 @@ impl Drop for ChildGroup {
     }
 }
 
-fn kill_group(group: i32, sig: libc::c_int) {
+pub(crate) fn kill_group(group: i32, sig: libc::c_int) {
     if group > 0 {
         // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
         unsafe {
@@ -213,7 +306,7 @@ fn kill_group(group: i32, sig: libc::c_int) {
 /// without a signal: the reader of stdout is gone (`ai a b c "…" | head -1`), so nothing that
 /// is still running will be read.
 pub(crate) fn stop_everything() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    STATE.interrupted.store(true, Ordering::SeqCst);
     let running = groups().clone();
     for group in running {
         terminate_group(group);
@@ -226,7 +319,7 @@ pub(crate) fn terminate_group(group: i32) {
     }
     kill_group(group, libc::SIGTERM);
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(GRACE);
         // SAFETY: signal 0 only checks that the group still exists.
         if unsafe { libc::kill(-group, 0) } == 0 {
             kill_group(group, libc::SIGKILL);
@@ -240,13 +333,79 @@ pub(crate) struct Defer;
 
 impl Defer {
     pub(crate) fn start() -> Defer {
-        DEFER.fetch_add(1, Ordering::SeqCst);
+        STATE.defer.fetch_add(1, Ordering::SeqCst);
         Defer
     }
 }
 
 impl Drop for Defer {
     fn drop(&mut self) {
-        DEFER.fetch_sub(1, Ordering::SeqCst);
+        STATE.defer.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_ctrl_c_while_a_turn_saves_is_never_forgotten() {
+        let state = State::new();
+        state.defer.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(
+            state.receive(libc::SIGINT, true),
+            Action::Stop { exit_now: false }
+        );
+        assert_eq!(
+            state.receive(libc::SIGINT, true),
+            Action::End {
+                wait_for_save: true
+            }
+        );
+        // The turn has saved; the session asks whether it may go on: it may not.
+        assert!(!state.forget());
+        assert!(state.interrupted.load(Ordering::SeqCst));
+        assert_eq!(state.exit_code(), 130);
+    }
+
+    #[test]
+    fn one_ctrl_c_at_a_time_is_forgotten_and_the_next_is_a_first_again() {
+        let state = State::new();
+        state.defer.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(
+            state.receive(libc::SIGINT, true),
+            Action::Stop { exit_now: false }
+        );
+        assert!(state.forget());
+        assert!(!state.interrupted.load(Ordering::SeqCst));
+        assert_eq!(
+            state.receive(libc::SIGINT, true),
+            Action::Stop { exit_now: false }
+        );
+    }
+
+    #[test]
+    fn sigterm_after_ctrl_c_ends_with_143() {
+        let state = State::new();
+        state.receive(libc::SIGINT, true);
+        assert_eq!(
+            state.receive(libc::SIGTERM, true),
+            Action::End {
+                wait_for_save: false
+            }
+        );
+        assert!(!state.forget());
+        assert_eq!(state.exit_code(), 143);
+    }
+
+    #[test]
+    fn a_signal_with_nothing_running_or_saving_ends_at_once() {
+        let state = State::new();
+        assert_eq!(
+            state.receive(libc::SIGTERM, false),
+            Action::Stop { exit_now: true }
+        );
+        assert!(!state.forget());
+        assert_eq!(state.exit_code(), 143);
     }
 }

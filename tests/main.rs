@@ -42,6 +42,8 @@ mod kb_hostile;
 mod layering;
 #[path = "suite/local_models.rs"]
 mod local_models;
+#[path = "suite/mcp_serve.rs"]
+mod mcp_serve;
 #[path = "suite/modes.rs"]
 mod modes;
 #[path = "suite/process.rs"]

@@ -7,6 +7,7 @@ pub(crate) mod process;
 #[cfg(target_os = "linux")]
 pub(crate) mod reaper;
 pub(crate) mod stream;
+pub(crate) mod supervise;
 pub(crate) mod transcript;
 
 use std::time::Duration;
@@ -113,6 +114,28 @@ pub(crate) fn check(route: &Route, config: &Config) -> Result<()> {
             ))),
         },
         Provider::Http(_) => http::check(route, config),
+    }
+}
+
+/// Is the program a CLI or custom backend runs installed? Checked before a chat is created
+/// or a prompt saved, so that a call that cannot start leaves nothing behind. (Not for
+/// `--dry-run`, which shows the command whether or not it can run.)
+pub(crate) fn installed(route: &Route, config: &Config) -> Result<()> {
+    let (name, program, hint) = match &route.provider {
+        Provider::Cli(c) => (
+            c.name().to_owned(),
+            c.name().to_owned(),
+            Some(cli::install_hint(*c).to_owned()),
+        ),
+        Provider::Custom(name) => match config.backends.get(name) {
+            Some(spec) => (name.clone(), spec.program.clone(), spec.install.clone()),
+            None => return Ok(()),
+        },
+        Provider::Echo | Provider::Http(_) => return Ok(()),
+    };
+    match cli::find_program(&program) {
+        Some(_) => Ok(()),
+        None => Err(process::not_installed(&name, &program, hint.as_deref())),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Running a backend CLI: explicit stdin, stdout streamed as it arrives, stderr kept for error
 //! messages, its own process group (so Ctrl+C and the timeout stop all of it), a deadline.
 
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -10,14 +10,12 @@ use std::time::Duration;
 
 use super::cli::Invocation;
 use super::stream::{self, Decoded, Decoder, Lines};
+use super::supervise::{self, LINGER, Supervised};
 use super::{End, Outcome};
 use crate::error::Error;
 use crate::output::{MAX_REPLY, Sink, sanitize};
-use crate::signal::{self, ChildGroup};
+use crate::signal;
 use crate::target::Cli;
-
-/// How long output pipes may stay open after the backend itself has exited.
-const LINGER: Duration = Duration::from_millis(500);
 
 /// Keep at most this much of a child's stderr (the end of it).
 const STDERR_KEEP: usize = 64 * 1024;
@@ -66,19 +64,16 @@ fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Ou
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    stop_with_parent(&mut cmd);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+        .stderr(Stdio::piped());
+    // Its own group, stopped on Ctrl+C, reaped should `ai` die (stood down when dropped, once
+    // the backend has been waited for).
+    let mut run = match Supervised::spawn(&mut cmd, true) {
+        Ok(r) => r,
         Err(e) => return (failed(String::new(), spawn_error(inv, &e)), false),
     };
-    let group = ChildGroup::register(child.id());
-    // Stops the backend's whole group should `ai` die without doing it (dropped, and so stood
-    // down, when this function returns).
-    #[cfg(target_os = "linux")]
-    let reaper = super::reaper::Reaper::watch(child.id());
-    let pid = child.id() as i32;
+    let pid = run.pid();
+    let stop = run.stop();
+    let child = &mut run.child;
     let timed_out = AtomicBool::new(false);
     let mut received: Vec<u8> = Vec::new();
     let mut sink_error: Option<Error> = None;
@@ -107,11 +102,12 @@ fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Ou
         }
         // Each reader holds a sender; when both are done the channel disconnects.
         let (reading_tx, reading_rx) = mpsc::channel::<()>();
-        let err_reader = child.stderr.take().map(|mut pipe| {
+        let err_reader = child.stderr.take().map(|pipe| {
             let reading = reading_tx.clone();
+            let stop = stop.clone();
             scope.spawn(move || {
                 let _reading = reading;
-                read_tail(&mut pipe, STDERR_KEEP)
+                supervise::read_tail(pipe, STDERR_KEEP, &stop)
             })
         });
         let (done_tx, done_rx) = mpsc::channel::<()>();
@@ -119,80 +115,75 @@ fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Ou
         scope.spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
                 timed_out.store(true, Ordering::SeqCst);
-                signal::terminate_group(pid);
+                supervise::terminate(pid);
             }
         });
-        let mut out = child.stdout.take();
+        let out = child.stdout.take();
+        let waiter_stop = stop.clone();
         let waiter = scope.spawn(move || {
             let status = child.wait();
             // The backend is done. Something it left running in the background that still
-            // holds its stdout or stderr is stopped after a grace period, not waited for.
+            // holds its stdout or stderr is stopped after a moment, and not waited for: it may
+            // be outside the group (`setsid`), so the readers are told to stop as well.
             if let Err(mpsc::RecvTimeoutError::Timeout) = reading_rx.recv_timeout(LINGER) {
-                signal::terminate_group(pid);
+                supervise::terminate(pid);
+                waiter_stop.fire();
             }
             status
         });
 
-        if let Some(out) = out.as_mut() {
-            let mut buf = vec![0u8; 16 * 1024];
-            loop {
-                match out.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        // Asked for JSON: the first byte that is not white space tells
-                        // whether it came (`{`) or plain text did.
-                        let owned;
-                        let data: &[u8] = if mode == Mode::Undecided {
-                            received.extend_from_slice(&buf[..n]);
-                            match received.iter().find(|b| !b.is_ascii_whitespace()) {
-                                None if received.len() > MAX_REPLY => {
-                                    too_long = true;
-                                    signal::terminate_group(pid);
-                                    break;
-                                }
-                                None => continue,
-                                Some(b'{') => mode = Mode::Json,
-                                Some(_) => mode = Mode::Plain,
-                            }
-                            owned = std::mem::take(&mut received);
-                            &owned
-                        } else {
-                            &buf[..n]
-                        };
-                        if let (Mode::Json, Some(dec)) = (mode, decoder.as_mut()) {
-                            let pushed = lines.push(data, &mut |line| {
-                                dec.line(line, &mut |text| sink.chunk(text.as_bytes()))
-                            });
-                            match pushed {
-                                Ok(Ok(())) if dec.text_len() > MAX_REPLY => too_long = true,
-                                Ok(Ok(())) => continue,
-                                Ok(Err(e)) => sink_error = Some(e),
-                                Err(stream::LineTooLong) => line_too_long = true,
-                            }
-                            signal::terminate_group(pid);
-                            break;
-                        }
-                        if received.len() + data.len() > MAX_REPLY {
+        if let Some(out) = out {
+            // Asked for JSON: the first byte that is not white space tells whether it came
+            // (`{`) or plain text did. `false`: stop reading (the backend is stopped).
+            let mut each = |piece: &[u8]| -> bool {
+                let owned;
+                let data: &[u8] = if mode == Mode::Undecided {
+                    received.extend_from_slice(piece);
+                    match received.iter().find(|b| !b.is_ascii_whitespace()) {
+                        None if received.len() > MAX_REPLY => {
                             too_long = true;
-                            signal::terminate_group(pid);
-                            break;
+                            supervise::terminate(pid);
+                            return false;
                         }
-                        received.extend_from_slice(data);
-                        if !hold && let Err(e) = sink.chunk(data) {
-                            sink_error = Some(e);
-                            signal::terminate_group(pid);
-                            break;
-                        }
+                        None => return true,
+                        Some(b'{') => mode = Mode::Json,
+                        Some(_) => mode = Mode::Plain,
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        read_error = Some(e);
-                        break;
+                    owned = std::mem::take(&mut received);
+                    &owned
+                } else {
+                    piece
+                };
+                if let (Mode::Json, Some(dec)) = (mode, decoder.as_mut()) {
+                    let pushed = lines.push(data, &mut |line| {
+                        dec.line(line, &mut |text| sink.chunk(text.as_bytes()))
+                    });
+                    match pushed {
+                        Ok(Ok(())) if dec.text_len() > MAX_REPLY => too_long = true,
+                        Ok(Ok(())) => return true,
+                        Ok(Err(e)) => sink_error = Some(e),
+                        Err(stream::LineTooLong) => line_too_long = true,
                     }
+                    supervise::terminate(pid);
+                    return false;
                 }
+                if received.len() + data.len() > MAX_REPLY {
+                    too_long = true;
+                    supervise::terminate(pid);
+                    return false;
+                }
+                received.extend_from_slice(data);
+                if !hold && let Err(e) = sink.chunk(data) {
+                    sink_error = Some(e);
+                    supervise::terminate(pid);
+                    return false;
+                }
+                true
+            };
+            if let Err(e) = supervise::read_until(out, &stop, &mut each) {
+                read_error = Some(e);
             }
         }
-        drop(out);
         drop(reading_tx);
         let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
         let status = waiter
@@ -203,9 +194,7 @@ fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Ou
     });
     // The backend has been waited for: stand the reaper down before its group ID can be
     // reused by anyone else.
-    #[cfg(target_os = "linux")]
-    drop(reaper);
-    drop(group);
+    drop(run);
 
     if let (Mode::Json | Mode::Undecided, Some(dec)) = (mode, decoder) {
         return finish_stream(
@@ -354,10 +343,20 @@ fn finish_stream(
         Ok(s) => s,
         Err(end) => return (out(d.text, end), false),
     };
+    // Plain lines the CLI printed among its events: what it said, in its error.
+    let said = |e: Error| match last_lines(d.stray.as_bytes(), 4000) {
+        Some(lines) => e.with_detail(&format!(
+            "{} also printed:\n  {}",
+            inv.name,
+            lines.replace('\n', "\n  ")
+        )),
+        None => e,
+    };
     if let Some(msg) = &d.error {
-        return (out(d.text, End::Failed(own_error(inv, status, msg))), false);
+        let e = said(own_error(inv, status, msg));
+        return (out(d.text.clone(), End::Failed(e)), false);
     }
-    let plain = d.plain.unwrap_or_default();
+    let plain = d.plain.clone().unwrap_or_default();
     if !status.success() {
         let rejected = !d.saw_json && rejects_flags(inv, &stderr, plain.as_bytes());
         // A JSON stream that said nothing of failing: what it said is what it printed.
@@ -366,8 +365,8 @@ fn finish_stream(
         } else {
             plain.as_bytes()
         };
-        let e = exit_error(inv, status, &stderr, printed);
-        return (out(d.text, End::Failed(e)), rejected);
+        let e = said(exit_error(inv, status, &stderr, printed));
+        return (out(d.text.clone(), End::Failed(e)), rejected);
     }
     if !d.saw_json {
         // Plain text where JSON was asked, and a successful exit: that text is the reply.
@@ -377,12 +376,14 @@ fn finish_stream(
         return (out(plain, End::Complete), false);
     }
     if !d.finished {
-        let e = Error::backend(format!(
-            "{}'s output stopped before its final event: the reply may be incomplete",
-            inv.name
-        ))
-        .hint("`ai --dry-run …` prints the exact command, to try it by hand");
-        return (out(d.text, End::Failed(e)), false);
+        let e = said(
+            Error::backend(format!(
+                "{}'s output stopped before its final event: the reply may be incomplete",
+                inv.name
+            ))
+            .hint("`ai --dry-run …` prints the exact command, to try it by hand"),
+        );
+        return (out(d.text.clone(), End::Failed(e)), false);
     }
     (out(d.text, End::Complete), false)
 }
@@ -472,31 +473,7 @@ fn own_error(inv: &Invocation<'_>, status: ExitStatus, msg: &str) -> Error {
     Error::backend(format!("{} failed: {msg}", inv.name)).hint(hint)
 }
 
-/// The backend has its own process group, so signals that end `ai` without its handler
-/// (SIGKILL, or a crash) never reach it. On Linux the kernel tells it instead: SIGTERM when the
-/// thread that started it ends. That thread is the one running [`run`], which lives until the
-/// backend has exited.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) fn stop_with_parent(cmd: &mut Command) {
-    let parent = std::process::id();
-    // SAFETY: the closure runs in the child between fork and exec and only makes the
-    // async-signal-safe calls prctl(2), getppid(2) and _exit(2).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // ai died before the line above: nobody would send the signal.
-            if libc::getppid() as u32 != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) fn stop_with_parent(_cmd: &mut Command) {}
+pub(crate) use super::supervise::stop_with_parent;
 
 fn failed(text: String, e: Error) -> Outcome {
     Outcome {
@@ -507,17 +484,21 @@ fn failed(text: String, e: Error) -> Outcome {
     }
 }
 
+/// A backend CLI that is not on PATH (or not executable where its path points).
+pub(crate) fn not_installed(name: &str, program: &str, install_hint: Option<&str>) -> Error {
+    let err = Error::backend(format!(
+        "{name} is not installed: `{program}` was not found on PATH"
+    ));
+    match install_hint {
+        Some(h) => err.hint(h.to_owned()),
+        None => err.hint("install it, or fix \"program\" for this backend in config.json"),
+    }
+}
+
 fn spawn_error(inv: &Invocation<'_>, e: &std::io::Error) -> Error {
     match e.kind() {
         std::io::ErrorKind::NotFound => {
-            let err = Error::backend(format!(
-                "{} is not installed: `{}` was not found on PATH",
-                inv.name, inv.program
-            ));
-            match &inv.install_hint {
-                Some(h) => err.hint(h.clone()),
-                None => err.hint("install it, or fix \"program\" for this backend in config.json"),
-            }
+            not_installed(&inv.name, &inv.program, inv.install_hint.as_deref())
         }
         std::io::ErrorKind::PermissionDenied => {
             Error::backend(format!("cannot run `{}`: permission denied", inv.program))
@@ -601,27 +582,4 @@ pub(crate) fn how(status: ExitStatus) -> String {
         (None, Some(sig)) => format!("signal {sig}"),
         _ => "an unknown status".to_owned(),
     }
-}
-
-/// Read a pipe to its end, keeping its last `keep` bytes.
-pub(crate) fn read_tail(mut pipe: impl Read, keep: usize) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match pipe.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 2 * keep {
-                    kept.drain(..kept.len() - keep);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    if kept.len() > keep {
-        kept.drain(..kept.len() - keep);
-    }
-    kept
 }

@@ -198,10 +198,72 @@ fn provider_status(provider: &Provider, config: &Config) -> (bool, String) {
                 true,
                 "AWS credentials set (AWS_ACCESS_KEY_ID, signed with SigV4)".to_owned(),
             ),
-            Ok(p) => (true, format!("no key needed ({})", p.redact(&p.base_url))),
+            Ok(p) => match listening(&p.base_url) {
+                Some(false) => (
+                    false,
+                    format!(
+                        "nothing is listening at {}; start the server",
+                        p.redact(&p.base_url)
+                    ),
+                ),
+                _ => (true, format!("no key needed ({})", p.redact(&p.base_url))),
+            },
             Err(e) => (false, e.to_string()),
         },
     }
+}
+
+/// Whether a server on this machine (a keyless local provider: Ollama, LM Studio, vLLM,
+/// llama.cpp) accepts a connection at `base_url`: `None` when the URL is not on this machine,
+/// which is not tried (`ai list` sends nothing over the network).
+fn listening(base_url: &str) -> Option<bool> {
+    use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+    let (scheme, rest) = base_url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6.split_once(']')?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => p.parse().ok()?,
+                None => default_port,
+            };
+            (host, port)
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, p.parse().ok()?),
+            None => (authority, default_port),
+        },
+    };
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified());
+    if !local {
+        return None;
+    }
+    let addrs: Vec<SocketAddr> = if host.eq_ignore_ascii_case("localhost") {
+        ("localhost", port).to_socket_addrs().ok()?.collect()
+    } else {
+        let ip: std::net::IpAddr = host.parse().ok()?;
+        let ip = if ip.is_unspecified() {
+            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+        } else {
+            ip
+        };
+        vec![SocketAddr::new(ip, port)]
+    };
+    let timeout = std::time::Duration::from_millis(500);
+    Some(
+        addrs
+            .iter()
+            .any(|a| TcpStream::connect_timeout(a, timeout).is_ok()),
+    )
 }
 
 fn render(rows: &[Row]) -> String {
@@ -229,4 +291,30 @@ fn render(rows: &[Row]) -> String {
     let mut out = output::trim_lines(&table.to_string());
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listening;
+
+    #[test]
+    fn only_servers_on_this_machine_are_tried() {
+        assert_eq!(listening("https://api.openai.com/v1"), None);
+        assert_eq!(listening("http://10.0.0.5:11434"), None);
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        assert_eq!(
+            listening(&format!("http://127.0.0.1:{port}/v1")),
+            Some(true)
+        );
+        assert_eq!(
+            listening(&format!("http://u:p@localhost:{port}")),
+            Some(true)
+        );
+        drop(server);
+        assert_eq!(
+            listening(&format!("http://127.0.0.1:{port}/v1")),
+            Some(false)
+        );
+    }
 }

@@ -43,6 +43,30 @@ pub(crate) struct CommandSpec {
 pub(crate) struct McpSettings {
     #[serde(default)]
     pub(crate) servers: BTreeMap<String, McpServerSpec>,
+    /// What `ai mcp` exposes when its command line does not say.
+    #[serde(default)]
+    pub(crate) serve: Option<McpServe>,
+}
+
+/// `mcp.serve`: what `ai mcp` offers an agent (the command line wins).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpServe {
+    /// The knowledge bases (default: all).
+    #[serde(default)]
+    pub(crate) kb: Option<Vec<String>>,
+    /// The models `ask` may use (default: every alias).
+    #[serde(default)]
+    pub(crate) models: Option<Vec<String>>,
+    /// Offer `ask` (default true).
+    #[serde(default)]
+    pub(crate) ask: Option<bool>,
+    /// Offer `list_chats` and `read_chat` (default true).
+    #[serde(default)]
+    pub(crate) chats: Option<bool>,
+    /// Seconds one `ask` may take (default 600).
+    #[serde(default)]
+    pub(crate) timeout: Option<f64>,
 }
 
 /// One `mcp.servers` entry: a server spoken to over its standard input and output.
@@ -59,6 +83,9 @@ pub(crate) struct McpServerSpec {
     /// Seconds one request may take (default 30).
     #[serde(default)]
     pub(crate) timeout: Option<f64>,
+    /// Its tools that run without asking even though the server does not mark them read-only.
+    #[serde(default)]
+    pub(crate) allow: Vec<String>,
 }
 
 /// Default `tools.commands.NAME.timeout`.

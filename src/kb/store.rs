@@ -81,10 +81,21 @@ pub(crate) fn fold(text: &str) -> String {
     }
 }
 
+/// Where `kb sync --full` builds a new index beside the one in use, which searches keep reading
+/// until [`switch`] puts the new one in its place. (A knowledge base's name has no dot, so this
+/// is no other base's file.)
+pub(crate) fn beside(home: &Home, name: &str) -> PathBuf {
+    dir(home).join(format!("{name}.rebuild.sqlite"))
+}
+
 impl Index {
     /// Open the index of `name`; with `create`, make it (and its folder) when missing.
     pub(crate) fn open(home: &Home, name: &str, create: bool) -> Result<Index> {
-        let path = file(home, name);
+        Index::open_at(home, name, file(home, name), create)
+    }
+
+    /// Open the index of `name` at `path` (its own file, or [`beside`] it).
+    pub(crate) fn open_at(home: &Home, name: &str, path: PathBuf, create: bool) -> Result<Index> {
         if !create && !path.exists() {
             return Err(
                 Error::not_found(format!("knowledge base {name} has no index yet"))
@@ -254,9 +265,83 @@ pub(crate) fn damaged(name: &str, path: &Path, e: &rusqlite::Error) -> Error {
     ))
 }
 
-/// Remove an index and its side files. Notes are never touched.
+/// Remove an index and its side files (and a rebuild left beside it). Notes are never touched.
 pub(crate) fn remove(home: &Home, name: &str) -> Result<bool> {
+    remove_at(&beside(home, name))?;
+    remove_at(&file(home, name))
+}
+
+/// Put the index built [`beside`] `name`'s in its place, as one commit: a search sees the old
+/// index or the new one, never none or a part (SQLite's online backup copies it into the file
+/// in use, under SQLite's locks). An old file too damaged to take the copy is replaced whole.
+pub(crate) fn switch(home: &Home, name: &str, fresh: Index) -> Result<()> {
     let path = file(home, name);
+    let from = fresh.path.clone();
+    let new_side = super::vectors::file(&from);
+    let side = super::vectors::file(&path);
+    // The old side file goes first: until the new one is in place, searches scan the BLOBs.
+    match std::fs::remove_file(&side) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("remove", side, e)),
+    }
+    let copied = copy_into(&fresh, &path);
+    drop(fresh);
+    if copied.is_err() {
+        remove_at(&path)?;
+        for suffix in ["-wal", "-shm"] {
+            let mut p = from.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(&p);
+        }
+        std::fs::rename(&from, &path).map_err(|e| Error::io("replace", path.clone(), e))?;
+    }
+    match std::fs::rename(&new_side, &side) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("replace", side, e)),
+    }
+    remove_at(&from)?;
+    Ok(())
+}
+
+/// Copy `fresh` over the database at `path` with SQLite's online backup, in one step.
+fn copy_into(fresh: &Index, path: &Path) -> rusqlite::Result<()> {
+    use rusqlite::backup::{Backup, StepResult};
+    let mut to = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    to.busy_timeout(Duration::from_secs(30))?;
+    to.pragma_update(None, "journal_mode", "WAL")?;
+    {
+        let backup = Backup::new(&fresh.conn, &mut to)?;
+        let mut tries = 0;
+        loop {
+            match backup.step(-1)? {
+                StepResult::Done => break,
+                StepResult::Busy | StepResult::Locked if tries < 300 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                StepResult::Busy | StepResult::Locked => {
+                    return Err(rusqlite::Error::SqliteFailure(
+                        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                        None,
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    // Fold the copy back into the file, so the index is one file at rest.
+    let _ = to.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    Ok(())
+}
+
+/// Remove the index at `path` and its side files.
+pub(crate) fn remove_at(path: &Path) -> Result<bool> {
+    let path = path.to_owned();
     let mut found = false;
     let vec = super::vectors::file(&path);
     for suffix in ["", "-wal", "-shm", "-journal"] {

@@ -125,10 +125,20 @@ pub(crate) fn run(
             full = true;
         }
     }
-    if full {
-        store::remove(home, name)?;
-    }
-    let ix = Index::open(home, name, true)?;
+    // A rebuild of an index in use is built beside it and switched in at the end: searches and
+    // grounded turns meanwhile keep the whole old index, never none or a part.
+    let rebuilding = full && store::file(home, name).exists();
+    let ix = if rebuilding {
+        // What a rebuild that died left there.
+        let path = store::beside(home, name);
+        store::remove_at(&path)?;
+        Index::open_at(home, name, path, true)?
+    } else {
+        if full {
+            store::remove(home, name)?;
+        }
+        Index::open(home, name, true)?
+    };
     check_embedding(&ix, embedder, base)?;
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
@@ -276,6 +286,10 @@ pub(crate) fn run(
     let _ = ix
         .conn
         .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    if rebuilding {
+        drop(tx);
+        store::switch(home, name, ix)?;
+    }
     Ok(counts)
 }
 

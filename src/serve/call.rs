@@ -126,7 +126,8 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
         || head
             .header("accept")
             .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
-    let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into()];
+    // A chat another call holds is busy (429), not waited for while this one holds a slot.
+    let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into(), "--no-wait".into()];
     if let Some(c) = &call.chat {
         args.extend(["--chat".into(), c.clone()]);
     }
@@ -283,6 +284,11 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
         }
         (Ending::Exited(code), _, Some((message, hint, exit_code, chat))) => {
             let status = call_status(if *code == 0 { exit_code } else { *code });
+            let retry: &[(&str, &str)] = if status == 429 {
+                &[("Retry-After", "2")]
+            } else {
+                &[]
+            };
             fail_in_chat(
                 conn,
                 status,
@@ -290,7 +296,7 @@ fn whole(conn: Conn, running: child::Running, slot: CallSlot<'_>, shared: &Share
                 hint.as_deref(),
                 Some(exit_code),
                 chat.as_deref(),
-                &[],
+                retry,
             );
         }
         (Ending::Exited(code), _, None) => {

@@ -41,7 +41,7 @@ enum Event {
 }
 
 /// What the caller does after a line.
-pub(super) enum Flow {
+pub(crate) enum Flow {
     Go,
     /// The client is gone (a write failed): stop the child.
     Gone,
@@ -51,7 +51,7 @@ pub(super) enum Flow {
 
 /// How a supervised call ended.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Ending {
+pub(crate) enum Ending {
     /// It ended by itself, with this exit code (128 + the signal when killed by one).
     Exited(i32),
     /// The client went away; the child was stopped.
@@ -62,17 +62,17 @@ pub(super) enum Ending {
     TooLarge,
 }
 
-pub(super) struct Outcome {
-    pub(super) ending: Ending,
+pub(crate) struct Outcome {
+    pub(crate) ending: Ending,
     /// What it wrote on stderr (bounded).
-    pub(super) stderr: String,
+    pub(crate) stderr: String,
     /// The lines of stdout it wrote while being stopped (its error line, naming its chat),
     /// bounded: not passed to the caller's `on_line`.
-    pub(super) late: Vec<Vec<u8>>,
+    pub(crate) late: Vec<Vec<u8>>,
 }
 
 /// A started child.
-pub(super) struct Running {
+pub(crate) struct Running {
     child: Child,
     _group: ChildGroup,
     events: Receiver<Event>,
@@ -83,7 +83,7 @@ pub(super) struct Running {
 /// Start `ai ARGS` (this very program), `stdin` on its stdin, in a process group of its own,
 /// so that a Ctrl+C at the server's terminal reaches it once, through the server (which
 /// passes it on as it does to any backend).
-pub(super) fn start(
+pub(crate) fn start(
     exe: &Path,
     args: &[String],
     stdin: Option<String>,
@@ -241,11 +241,28 @@ fn watch(mut conn: TcpStream, tx: SyncSender<Event>, done: Arc<AtomicBool>) {
     }
 }
 
+/// Stops a supervised call from another thread, as a client gone does (SIGINT: the child
+/// saves what it has, marked interrupted). `ai mcp` uses it for a request the client cancels.
+#[derive(Clone)]
+pub(crate) struct Stopper(SyncSender<Event>);
+
+impl Stopper {
+    pub(crate) fn stop(&self) {
+        // Fails only once the call has ended: nothing left to stop.
+        let _ = self.0.send(Event::Gone);
+    }
+}
+
 impl Running {
+    /// A handle that stops this call from another thread.
+    pub(crate) fn stopper(&self) -> Stopper {
+        Stopper(self.tx.clone())
+    }
+
     /// Run it to its end: each line of stdout goes to `on_line`; the child is stopped when the
     /// client goes away (`client` is watched, and `on_line` reports failed writes), when it
     /// runs past `timeout`, or when its output goes past the bound.
-    pub(super) fn supervise(
+    pub(crate) fn supervise(
         mut self,
         client: Option<&TcpStream>,
         timeout: Duration,

@@ -82,7 +82,16 @@ pub(super) struct Conn {
     pub(super) stream: TcpStream,
     buf: Vec<u8>,
     deadline: Instant,
+    /// How much of the client's input [`Conn::close`] reads and drops, at most.
+    drain: usize,
 }
+
+/// What closing reads and drops of input nobody asked for (a body never read), at most.
+const DRAIN: usize = 16 * 1024 * 1024;
+/// What closing reads of a body refused for its size (413), at most: all of it below this,
+/// so that a client that sends the whole body before it reads (Python's urllib and requests)
+/// gets to read the answer rather than a broken pipe.
+const DRAIN_REFUSED: usize = 1024 * 1024 * 1024;
 
 impl Conn {
     pub(super) fn new(stream: TcpStream, idle: Duration) -> Conn {
@@ -90,6 +99,7 @@ impl Conn {
             stream,
             buf: Vec::new(),
             deadline: Instant::now() + idle,
+            drain: DRAIN,
         }
     }
 
@@ -222,16 +232,25 @@ impl Conn {
         write_event(&mut self.stream, name, data)
     }
 
+    /// A body of `len` bytes is refused unread: closing reads it whole (up to a bound), so
+    /// that the client, still sending, sees the answer and not a reset connection.
+    pub(super) fn refuse_body(&mut self, len: usize) {
+        self.drain = len.saturating_add(DRAIN).min(DRAIN_REFUSED);
+    }
+
     /// Close politely: end our side, then read what the client still sends for a moment, so
     /// that closing with unread input (a body never read) does not reset the connection and
     /// lose the answer on the way.
     pub(super) fn close(self) {
-        let Conn { mut stream, .. } = self;
+        let Conn {
+            mut stream, drain, ..
+        } = self;
         let _ = stream.shutdown(Shutdown::Write);
-        let until = Instant::now() + Duration::from_secs(2);
+        // Two seconds, and one more for each 32 MiB of a large refused body.
+        let until = Instant::now() + Duration::from_secs(2 + (drain >> 25) as u64);
         let mut drained = 0usize;
-        let mut sink = [0u8; 16 * 1024];
-        while drained < 16 * 1024 * 1024 {
+        let mut sink = [0u8; 64 * 1024];
+        while drained < drain {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
                 break;

@@ -10,13 +10,13 @@
 //! after passing it on to the calls under way so they save what they have.
 
 mod call;
-mod child;
+pub(crate) mod child;
 mod guard;
 mod http;
 mod notes;
 mod page;
 mod render;
-mod routes;
+pub(crate) mod routes;
 mod sign;
 
 use std::io::{ErrorKind, Write};

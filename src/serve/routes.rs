@@ -306,6 +306,7 @@ pub(super) fn json_body(mut conn: Conn, head: &Head) -> Option<(Conn, Vec<u8>)> 
         }
     };
     if len > MAX_BODY {
+        conn.refuse_body(len);
         fail(conn, 413, "the request body is larger than 8 MiB", None);
         return None;
     }
@@ -465,7 +466,7 @@ fn reshape(v: Value, shape: Shape, signer: &super::sign::Signer) -> Value {
 
 /// The `error:` and `hint:` lines of an `ai` that failed (the management commands print their
 /// errors there; a call prints its error as a JSON line too, see [`super::call`]).
-pub(super) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
+pub(crate) fn scraped(stderr: &str, code: i32) -> (String, Option<String>) {
     let line = |prefix: &str| {
         stderr
             .lines()

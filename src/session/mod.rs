@@ -81,6 +81,10 @@ pub(crate) fn run(
     if let Choice::Names(names) = &opts.kb {
         ground::check(&ctx.home, &ctx.config, names)?;
     }
+    // `--mcp`: the servers start once, here, and serve every turn of the session.
+    if !args.tooling.mcp.is_empty() {
+        opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    }
     let (chat, name) = match parsed.chat {
         ChatRef::Plain | ChatRef::New => (None, None),
         ChatRef::Named(name) => (None, Some(name)),
@@ -125,14 +129,14 @@ fn refuse(args: &CallArgs) -> Result<()> {
             "a session streams each reply and saves every line in its chat; leave out one of them",
         ));
     }
-    // Tool calling is not offered in a session yet: refused rather than quietly left out.
+    // Tool calling is not offered in a session yet (but for MCP servers, `--mcp`): refused
+    // rather than quietly left out.
     let t = &args.tooling;
     let tools = [
         (t.tools, "--tools"),
         (!t.data.is_empty(), "--data"),
         (t.tools_file.is_some(), "--tools-file"),
         (!t.tool.is_empty(), "--tool"),
-        (!t.mcp.is_empty(), "--mcp"),
         (t.max_tool_rounds.is_some(), "--max-tool-rounds"),
     ];
     match tools.iter().find(|(given, _)| *given) {
@@ -180,8 +184,14 @@ impl Session {
     /// Read, dispatch, repeat, until `/exit`, `exit`, `quit` or Ctrl+D.
     fn converse(&mut self, editor: &mut Editor) -> Result<()> {
         loop {
+            // A second signal during the last message: the process is ending (with its code,
+            // 130 for Ctrl+C), whichever thread gets there first; never back to the prompt.
+            if signal::ending() {
+                return Err(Error::Interrupted);
+            }
             let prompt = format!("{}> ", output::sanitize(&self.label));
             let text = match editor.message(&prompt, &self.ctx.ui)? {
+                Read::End if signal::ending() => return Err(Error::Interrupted),
                 Read::End => return Ok(()),
                 Read::Cleared => continue,
                 Read::Message(text) => text,

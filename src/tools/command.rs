@@ -4,8 +4,7 @@
 //! it). Because it acts, it is offered only when the call names it (`--tool NAME`) or config
 //! allows it (`tools.allow`), and each run is asked for on the terminal unless `--yolo`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -14,13 +13,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::MAX_RESULT;
+use crate::backend::supervise::{self, LINGER, Supervised};
 use crate::config::Config;
 use crate::config::tools::{COMMAND_TIMEOUT, seconds};
 use crate::error::{Error, Result};
-use crate::signal::{self, ChildGroup};
-
-/// How long the output pipes may stay open after the program itself has exited.
-const LINGER: Duration = Duration::from_millis(500);
+use crate::signal;
 
 /// Keep at most this much of a program's stderr (its end).
 pub(crate) const STDERR_KEEP: usize = 16 * 1024;
@@ -81,9 +78,10 @@ pub(crate) fn select(
     Ok(out)
 }
 
-/// Ask on the terminal before `tool` runs with `args`: `Ok` only for an explicit yes. Without
-/// a terminal the answer is no (`not confirmed`).
-pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(), String> {
+/// Ask on the terminal before the tool `name` (a `kind` such as "command tool" or "MCP tool")
+/// runs with `args`: `Ok` only for an explicit yes. Without a terminal the answer is no (`not
+/// confirmed`). Every tool that acts is asked for here, whatever its family.
+pub(crate) fn confirm(name: &str, kind: &str, args: &Value) -> std::result::Result<(), String> {
     // Several models at once may ask together: one question at a time.
     static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _asking = ASKING
@@ -95,17 +93,17 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         .open("/dev/tty")
     else {
         return Err(format!(
-            "not confirmed: ai asks before it runs the command tool {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
-            tool.name
+            "not confirmed: ai asks before it runs the {kind} {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
+            name
         ));
     };
-    let question = question(&tool.name, args)?;
+    let question = question(name, args)?;
     let mut out = &tty;
     let asked = write!(out, "{question}").and_then(|()| out.flush());
     if asked.is_err() {
         return Err(format!(
             "not confirmed: ai could not ask on the terminal before it runs {}; it was not run",
-            tool.name
+            name
         ));
     }
     let mut answer = String::new();
@@ -119,7 +117,7 @@ pub(crate) fn confirm(tool: &CommandTool, args: &Value) -> std::result::Result<(
         }
         Err(format!(
             "the user declined: {} was not run. Do not run it again unless the user asks.",
-            tool.name
+            name
         ))
     }
 }
@@ -196,10 +194,10 @@ pub(crate) fn run(
     cmd.args(rest)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    crate::backend::process::stop_with_parent(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| {
+        .stderr(Stdio::piped());
+    // Its own group, stopped on Ctrl+C and at its time limit, reaped should `ai` die; its
+    // output read until it ends or the supervisor says stop (see `backend/supervise.rs`).
+    let mut run = Supervised::spawn(&mut cmd, true).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "it was not found".to_owned(),
             std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
@@ -210,10 +208,9 @@ pub(crate) fn run(
             crate::fmt::one_line(program, 200)
         )
     })?;
-    let group = ChildGroup::register(child.id());
-    #[cfg(target_os = "linux")]
-    let reaper = crate::backend::reaper::Reaper::watch(child.id());
-    let pid = child.id() as i32;
+    let pid = run.pid();
+    let stop = run.stop();
+    let child = &mut run.child;
     let mut input = args.to_string().into_bytes();
     input.push(b'\n');
     let timed_out = AtomicBool::new(false);
@@ -229,43 +226,47 @@ pub(crate) fn run(
         let (reading_tx, reading_rx) = mpsc::channel::<()>();
         let err_reader = child.stderr.take().map(|pipe| {
             let reading = reading_tx.clone();
+            let stop = stop.clone();
             scope.spawn(move || {
                 let _reading = reading;
-                read_tail(pipe, STDERR_KEEP)
+                supervise::read_tail(pipe, STDERR_KEEP, &stop)
             })
         });
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let timed_out = &timed_out;
+        let timer_stop = stop.clone();
         scope.spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(limit) {
                 timed_out.store(true, Ordering::SeqCst);
-                signal::terminate_group(pid);
+                supervise::terminate(pid);
+                // Its time is up: what it left outside its group is not waited for either.
+                if let Err(mpsc::RecvTimeoutError::Timeout) =
+                    done_rx.recv_timeout(supervise::GRACE + LINGER)
+                {
+                    timer_stop.fire();
+                }
             }
         });
         let out = child.stdout.take();
+        let waiter_stop = stop.clone();
         let waiter = scope.spawn(move || {
             let status = child.wait();
-            // Something it left running that still holds its output is stopped, not waited for.
+            // Something it left running that still holds its output is stopped, not waited
+            // for; it may be outside its group (`setsid`), so the readers stop too.
             if let Err(mpsc::RecvTimeoutError::Timeout) = reading_rx.recv_timeout(LINGER) {
-                signal::terminate_group(pid);
+                supervise::terminate(pid);
+                waiter_stop.fire();
             }
             status
         });
-        if let Some(mut out) = out {
-            let mut buf = [0u8; 16 * 1024];
-            loop {
-                match out.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        total += n;
-                        // The rest is read and dropped, so the program never blocks on it.
-                        let room = (2 * MAX_RESULT).saturating_sub(kept.len());
-                        kept.extend_from_slice(&buf[..n.min(room)]);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
+        if let Some(out) = out {
+            let _ = supervise::read_until(out, &stop, &mut |piece| {
+                total += piece.len();
+                // The rest is read and dropped, so the program never blocks on it.
+                let room = (2 * MAX_RESULT).saturating_sub(kept.len());
+                kept.extend_from_slice(&piece[..piece.len().min(room)]);
+                true
+            });
         }
         drop(reading_tx);
         let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -275,9 +276,7 @@ pub(crate) fn run(
         drop(done_tx);
         (status, stderr)
     });
-    #[cfg(target_os = "linux")]
-    drop(reaper);
-    drop(group);
+    drop(run);
     let said = tail_lines(&stderr);
     let with_stderr = |msg: String| match &said {
         Some(s) => format!("{msg}; its stderr ends with:\n{s}"),
@@ -314,7 +313,7 @@ pub(crate) fn run(
     Ok(Output { text, cut: true })
 }
 
-pub(crate) use crate::backend::process::{how, read_tail};
+pub(crate) use crate::backend::process::how;
 
 /// The last non-empty lines of a program's stderr (at most 12, about 2,000 characters),
 /// cleaned of control sequences; `None` when it printed nothing.
@@ -387,6 +386,5 @@ mod tests {
         let t = tail_lines("é".repeat(3000).as_bytes()).unwrap();
         assert!(t.starts_with('…') && t.len() <= 2004, "{}", t.len());
         assert_eq!(tail_lines(b"\x1b[31mred\x1b[0m").unwrap(), "red");
-        assert_eq!(read_tail(&b"abcdef"[..], 3), b"def");
     }
 }

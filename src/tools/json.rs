@@ -204,16 +204,30 @@ pub(crate) fn show(v: &Value) -> String {
     serde_json::to_string_pretty(&bounded(v)).unwrap_or_default()
 }
 
-/// `pointer` as the model may write it: `""` or `/` for the whole document, a leading `/`
-/// added when missing.
-fn normalize(pointer: &str) -> String {
-    let p = pointer.trim();
-    if p.is_empty() || p == "/" {
-        String::new()
-    } else if p.starts_with('/') {
-        p.to_owned()
-    } else {
-        format!("/{p}")
+/// The value at `pointer` as the model may write it, and the pointer it was found at: exactly
+/// as written first (a pointer is not free text: `/pad ` is the key `pad `, `/` the key `""`
+/// when the top has one), a leading `/` added when missing; `""` is the whole document, and so
+/// is `/` when the top has no key `""`; failing all that, the pointer with the whitespace
+/// around it trimmed.
+fn resolve<'a>(doc: &'a Value, pointer: &str) -> (String, Option<&'a Value>) {
+    let rooted = |p: &str| {
+        if p.is_empty() || p.starts_with('/') {
+            p.to_owned()
+        } else {
+            format!("/{p}")
+        }
+    };
+    let exact = rooted(pointer);
+    if let Some(v) = doc.pointer(&exact) {
+        return (exact, Some(v));
+    }
+    let trimmed = rooted(pointer.trim());
+    if trimmed == "/" || trimmed.is_empty() {
+        return (String::new(), Some(doc));
+    }
+    match doc.pointer(&trimmed) {
+        Some(v) => (trimmed, Some(v)),
+        None => (exact, None),
     }
 }
 
@@ -224,8 +238,8 @@ pub(crate) fn escape(segment: &str) -> String {
 
 /// The generic tools, run on one document. `Ok` is the result text; `Err` an error result.
 pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String> {
-    let p = normalize(pointer);
-    let Some(v) = doc.pointer(&p) else {
+    let (p, v) = resolve(doc, pointer);
+    let Some(v) = v else {
         return Err(format!("not found: {}", shown_pointer(&p)));
     };
     let describe = |x: &Value| -> String {
@@ -361,9 +375,8 @@ fn token(key: &str) -> Token {
 
 /// The value at a JSON pointer.
 pub(crate) fn value(doc: &Value, pointer: &str) -> Result<String, String> {
-    let p = normalize(pointer);
-    doc.pointer(&p)
-        .map(show)
+    let (p, v) = resolve(doc, pointer);
+    v.map(show)
         .ok_or_else(|| format!("not found: {}", shown_pointer(&p)))
 }
 
@@ -454,6 +467,31 @@ pub(crate) fn fill(template: &str, args: &Map<String, Value>) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_key_json_keys_lists_can_be_reached() {
+        // H2-10: pointers were trimmed, and `/` was always the whole document.
+        let doc = json!({"pad ": 1, " lead": 2, "": {"k": 3}, "t\t": 4, "sql": 5});
+        assert_eq!(value(&doc, "/pad ").unwrap(), "1");
+        assert_eq!(value(&doc, "/ lead").unwrap(), "2");
+        assert_eq!(value(&doc, "/t\t").unwrap(), "4");
+        assert_eq!(value(&doc, "/").unwrap(), show(&json!({"k": 3})));
+        assert_eq!(value(&doc, "//k").unwrap(), "3");
+        // The top: `""`, or `/` where there is no key `""`; stray spaces are still forgiven.
+        assert_eq!(value(&doc, "").unwrap(), show(&doc));
+        assert_eq!(
+            value(&json!({"a": 1}), "/").unwrap(),
+            show(&json!({"a": 1}))
+        );
+        assert_eq!(value(&doc, " /sql ").unwrap(), "5");
+        assert_eq!(value(&doc, "sql").unwrap(), "5");
+        assert!(keys(&doc, "").unwrap().0.starts_with("5 keys under /"));
+        assert!(
+            value(&doc, "/nope ")
+                .unwrap_err()
+                .starts_with("not found: /nope")
+        );
+    }
 
     #[test]
     fn bounded_summarizes_with_counts() {

@@ -13,7 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -31,9 +31,6 @@ const MAX_LINE: u64 = 16 << 20;
 
 /// Pages of `tools/list`, at most (a server that always answers with a cursor ends here).
 const MAX_PAGES: usize = 100;
-
-/// How long a stopping server gets after its input is closed, and again after SIGTERM.
-const GRACE: Duration = Duration::from_millis(1000);
 
 // ---- wire frames -----------------------------------------------------------------------------
 
@@ -98,6 +95,18 @@ struct ToolInfo {
     description: Option<String>,
     #[serde(default, rename = "inputSchema")]
     input_schema: Option<Value>,
+    #[serde(default)]
+    annotations: Option<Annotations>,
+}
+
+/// What a server says about a tool (hints only: the server is not trusted, so a tool counts as
+/// one that only reads when the server says so, and as one that acts otherwise).
+#[derive(Deserialize, Default)]
+struct Annotations {
+    #[serde(default, rename = "readOnlyHint")]
+    read_only: Option<bool>,
+    #[serde(default, rename = "destructiveHint")]
+    destructive: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -134,11 +143,31 @@ struct Resource {
 
 // ---- the client ------------------------------------------------------------------------------
 
-/// What the reader thread saw on the server's output.
+/// What the reader thread saw on the server's output. Notifications are not passed on (`ai`
+/// acts on none, and a server may send them at any rate while nobody reads: they would pile
+/// up), and the channel is bounded, so a server that floods its output waits instead.
 enum Line {
     Message(Value),
     Garbage(String),
     End,
+}
+
+/// Messages waiting to be read, at most (then the reader thread waits for `ai`).
+const QUEUE: usize = 64;
+
+/// The environment a server gets from `ai`'s own, as the official SDK clients pass it; its
+/// config `env` is added. Everything else (provider keys above all) stays with `ai`.
+const PASSED_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+    "TZ",
+];
+
+/// Lines of a server's output that were not JSON: skipped (as the official clients do), the
+/// count and the last one kept for an error message.
+#[derive(Default)]
+struct Skipped {
+    count: u64,
+    last: String,
 }
 
 /// A tool a server offers.
@@ -150,6 +179,9 @@ pub(crate) struct RemoteTool {
     pub(crate) exposed: String,
     pub(crate) description: String,
     pub(crate) schema: Value,
+    /// The server marks it as one that only reads (`readOnlyHint` and not `destructiveHint`):
+    /// it runs without asking. Every other tool is asked for, as a command tool is.
+    pub(crate) read_only: bool,
 }
 
 /// A running server.
@@ -162,6 +194,7 @@ pub(crate) struct Server {
     /// The writer thread could not write: the server closed its input.
     input_closed: Arc<AtomicBool>,
     lines: Receiver<Line>,
+    skipped: Arc<Mutex<Skipped>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// The server's stderr has ended (all it printed is in `stderr`).
     stderr_done: Arc<AtomicBool>,
@@ -193,15 +226,25 @@ enum Fail {
     Interrupted,
 }
 
-/// Start the server `name` and list its tools. Every failure is an error for the call, with
-/// the tail of the server's stderr.
-pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<RemoteTool>)> {
+/// Start the server `name` and list its tools, within its own timeout and `bound` (the call's
+/// `--timeout`). Every failure is an error for the call, with the tail of the server's stderr.
+/// A server that offers no tools is no error: its list is empty (`offers_tools` false).
+pub(crate) fn start(name: &str, spec: &McpServerSpec, bound: Option<Duration>) -> Result<Started> {
     let shown = std::iter::once(spec.command.as_str())
         .chain(spec.args.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");
     let shown = crate::fmt::one_line(&shown, 200);
     let mut cmd = Command::new(&spec.command);
+    cmd.env_clear();
+    for key in PASSED_ENV {
+        // A shell function exported by bash is no variable a server needs.
+        if let Some(v) = std::env::var_os(key)
+            && !v.as_encoded_bytes().starts_with(b"()")
+        {
+            cmd.env(key, v);
+        }
+    }
     cmd.args(&spec.args)
         .envs(&spec.env)
         .stdin(Stdio::piped())
@@ -223,9 +266,11 @@ pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<Rem
     })?;
     #[cfg(target_os = "linux")]
     let reaper = crate::backend::reaper::Reaper::watch(child.id());
-    let (tx, lines) = mpsc::channel();
+    let (tx, lines) = mpsc::sync_channel(QUEUE);
+    let skipped = Arc::new(Mutex::new(Skipped::default()));
     if let Some(out) = child.stdout.take() {
-        std::thread::spawn(move || read_lines(out, &tx));
+        let skipped = Arc::clone(&skipped);
+        std::thread::spawn(move || read_lines(out, &tx, &skipped));
     }
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let stderr_done = Arc::new(AtomicBool::new(false));
@@ -260,6 +305,7 @@ pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<Rem
         input_closed,
         child: Some(child),
         lines,
+        skipped,
         stderr,
         stderr_done,
         next_id: 1,
@@ -268,7 +314,9 @@ pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<Rem
         #[cfg(target_os = "linux")]
         reaper,
     };
-    let tools = server.handshake().map_err(|(step, fail)| {
+    let own = seconds(spec.timeout, MCP_TIMEOUT);
+    let limit = Instant::now() + bound.map_or(own, |b| b.min(own));
+    let handshake = server.handshake(limit).map_err(|(step, fail)| {
         let what = match fail {
             Fail::Timeout(t) => format!(
                 "did not answer `{step}` within {}",
@@ -281,10 +329,24 @@ pub(crate) fn start(name: &str, spec: &McpServerSpec) -> Result<(Server, Vec<Rem
         let msg = server.with_stderr(format!("the MCP server {name} {what}"));
         Error::backend(msg).hint(format!(
             "check that `{shown}` is an MCP server that speaks on its standard input and output; \
-             a slow one can be given longer with \"mcp.servers.{name}.timeout\" (seconds)"
+             a slow one can be given longer with \"mcp.servers.{name}.timeout\" (seconds) \
+             and --timeout"
         ))
     })?;
-    Ok((server, tools))
+    let (tools, offers_tools) = handshake;
+    Ok(Started {
+        server,
+        tools,
+        offers_tools,
+    })
+}
+
+/// A server that has started and answered, and its tools.
+pub(crate) struct Started {
+    pub(crate) server: Server,
+    pub(crate) tools: Vec<RemoteTool>,
+    /// It has the `tools` capability (a server of resources or prompts only has not).
+    pub(crate) offers_tools: bool,
 }
 
 /// The writer thread: each line written and flushed, until the sender is dropped or a write
@@ -302,8 +364,10 @@ fn writer(mut pipe: ChildStdin, closed: Arc<AtomicBool>) -> mpsc::Sender<Vec<u8>
     tx
 }
 
-/// The reader thread: one message per line, until the end of the output.
-fn read_lines(out: impl std::io::Read, tx: &mpsc::Sender<Line>) {
+/// The reader thread: one message per line, until the end of the output. Notifications are
+/// dropped here; a line that is not JSON is skipped (and kept in `skipped`); only a line too
+/// long to read ends the reading.
+fn read_lines(out: impl std::io::Read, tx: &mpsc::SyncSender<Line>, skipped: &Mutex<Skipped>) {
     let mut reader = BufReader::new(out);
     loop {
         let mut buf = Vec::new();
@@ -327,8 +391,15 @@ fn read_lines(out: impl std::io::Read, tx: &mpsc::Sender<Line>) {
             continue;
         }
         let line = match serde_json::from_str::<Value>(text) {
+            // A notification: nothing `ai` waits for.
+            Ok(Value::Object(m)) if m.get("id").is_none_or(Value::is_null) => continue,
             Ok(v @ (Value::Object(_) | Value::Array(_))) => Line::Message(v),
-            _ => Line::Garbage(crate::fmt::one_line(text, 120)),
+            _ => {
+                let mut k = skipped.lock().unwrap_or_else(PoisonError::into_inner);
+                k.count += 1;
+                k.last = crate::fmt::one_line(text, 120);
+                continue;
+            }
         };
         if tx.send(line).is_err() {
             return;
@@ -339,28 +410,39 @@ fn read_lines(out: impl std::io::Read, tx: &mpsc::Sender<Line>) {
 impl Server {
     /// `initialize`, `notifications/initialized`, then every page of `tools/list`. On failure,
     /// the step that failed.
-    fn handshake(&mut self) -> std::result::Result<Vec<RemoteTool>, (&'static str, Fail)> {
+    fn handshake(
+        &mut self,
+        limit: Instant,
+    ) -> std::result::Result<(Vec<RemoteTool>, bool), (&'static str, Fail)> {
         let init = json!({
             "protocolVersion": PROTOCOL,
             "capabilities": {},
             "clientInfo": {"name": "ai", "version": env!("CARGO_PKG_VERSION")},
         });
-        let limit = Instant::now() + self.timeout;
-        self.request("initialize", init, limit)
+        let answer = self
+            .request("initialize", init, limit)
             .map_err(|f| ("initialize", f))?;
         self.notify("notifications/initialized")
             .map_err(|f| ("notifications/initialized", f))?;
         let mut tools: Vec<RemoteTool> = Vec::new();
+        // A server of resources or prompts only is asked for no tools (it would refuse).
+        if answer.pointer("/capabilities/tools").is_none() {
+            return Ok((tools, false));
+        }
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let limit = Instant::now() + self.timeout;
-            let result = self
-                .request("tools/list", params, limit)
-                .map_err(|f| ("tools/list", f))?;
+            let result = match self.request("tools/list", params, limit) {
+                Ok(r) => r,
+                // Said to have tools, and yet no such method: it has none.
+                Err(Fail::Rpc(e)) if e.code == -32601 && tools.is_empty() => {
+                    return Ok((tools, false));
+                }
+                Err(f) => return Err(("tools/list", f)),
+            };
             let page: ListResult = serde_json::from_value(result).map_err(|e| {
                 (
                     "tools/list",
@@ -376,16 +458,18 @@ impl Server {
                     Some(s @ Value::Object(_)) => s,
                     _ => json!({"type": "object", "properties": {}}),
                 };
+                let hints = t.annotations.unwrap_or_default();
                 tools.push(RemoteTool {
                     name: t.name,
                     exposed,
                     description: t.description.unwrap_or_default(),
                     schema,
+                    read_only: hints.read_only == Some(true) && hints.destructive != Some(true),
                 });
             }
             match page.next_cursor {
                 Some(c) if !c.is_empty() => cursor = Some(c),
-                _ => return Ok(tools),
+                _ => return Ok((tools, true)),
             }
         }
         Err((
@@ -589,6 +673,16 @@ impl Server {
             .lock()
             .map(|k| k.clone())
             .unwrap_or_else(|e| e.into_inner().clone());
+        let skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
+        let msg = match skipped.count {
+            0 => msg,
+            n => format!(
+                "{msg}; it printed {n} line{} that {} not JSON-RPC on its output (skipped), the last: {}",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" },
+                skipped.last
+            ),
+        };
         match tail_lines(&kept) {
             Some(s) => format!("{msg}; its stderr ends with:\n{s}"),
             None => msg,
@@ -599,17 +693,9 @@ impl Server {
     pub(crate) fn stop(&mut self) {
         drop(self.stdin.take());
         if let Some(mut child) = self.child.take() {
-            let pid = i32::try_from(child.id()).unwrap_or(0);
-            if pid > 0 {
-                if !exits_within(pid, GRACE) {
-                    kill_group(pid, libc::SIGTERM);
-                    exits_within(pid, GRACE);
-                }
-                // Whatever is left of its group (the leader is not yet reaped, so the group ID
-                // cannot have been reused).
-                kill_group(pid, libc::SIGKILL);
-            }
-            let _ = child.wait();
+            // A grace period to end by itself, SIGTERM, the grace period, SIGKILL: the one
+            // supervisor's way (backend/supervise.rs).
+            crate::backend::supervise::end(&mut child);
         }
         #[cfg(target_os = "linux")]
         drop(self.reaper.take());
@@ -631,37 +717,7 @@ impl Drop for SetOnDrop {
     }
 }
 
-/// Wait until the child `pid` has exited (without reaping it), at most `limit`.
-fn exits_within(pid: i32, limit: Duration) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        // SAFETY: waitid fills the zeroed siginfo we own; WNOWAIT leaves the child waitable.
-        let exited = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let r = libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
-            r == 0 && info.si_pid() != 0
-        };
-        if exited {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn kill_group(pid: i32, sig: libc::c_int) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
-    unsafe {
-        libc::kill(-pid, sig);
-    }
-}
+use crate::backend::supervise::{exits_within, kill_group};
 
 fn same_id(their: &Value, ours: u64) -> bool {
     their.as_u64() == Some(ours) || their.as_str() == Some(ours.to_string().as_str())
@@ -750,6 +806,29 @@ mod tests {
                 "[audio]"
             ]
         );
+    }
+
+    #[test]
+    fn notifications_and_lines_that_are_not_json_never_pile_up() {
+        // 100,000 notifications and a banner while nobody reads, then one answer: the answer
+        // is all that waits (before, each notification was queued).
+        let mut out = String::from("Starting the server...\n");
+        for i in 0..100_000 {
+            out.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"n\":{i}}}}}\n"
+            ));
+        }
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let skipped = Mutex::new(Skipped::default());
+        read_lines(std::io::Cursor::new(out.into_bytes()), &tx, &skipped);
+        drop(tx);
+        let got: Vec<Line> = rx.try_iter().collect();
+        assert_eq!(got.len(), 2);
+        assert!(matches!(&got[0], Line::Message(v) if v["id"] == 1));
+        assert!(matches!(got[1], Line::End));
+        let k = skipped.lock().unwrap();
+        assert_eq!((k.count, k.last.as_str()), (1, "Starting the server..."));
     }
 
     #[test]

@@ -56,6 +56,20 @@ pub(crate) struct Setup {
     /// MCP servers started for this call (`--mcp`), stopped when it is dropped.
     pub(crate) mcp: Vec<Connected>,
     pub(crate) max_rounds: u32,
+    /// How long starting the MCP servers took: part of what the first turn reports as its
+    /// time (`elapsed_ms`), since the user waited for it.
+    startup: Mutex<Option<std::time::Duration>>,
+}
+
+impl Setup {
+    /// The start-up time of the servers, once (for the first turn that asks).
+    pub(crate) fn take_startup(&self) -> std::time::Duration {
+        self.startup
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_default()
+    }
 }
 
 /// A running MCP server and the tools it offers.
@@ -63,6 +77,8 @@ pub(crate) struct Setup {
 pub(crate) struct Connected {
     server: Mutex<mcp::Server>,
     tools: Vec<mcp::RemoteTool>,
+    /// `mcp.servers.NAME.allow`: tools that run without asking.
+    allow: Vec<String>,
 }
 
 /// Read `--data`, `--tools-file` (or config `tools.file`), the command tools (`--tool`, config
@@ -134,8 +150,20 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
     let mut mcp = Vec::new();
     let mut taken: Vec<String> = reserved.iter().map(|s| (*s).to_owned()).collect();
     taken.extend(commands.iter().map(|c| c.name.clone()));
+    let starting = Instant::now();
+    // `--timeout` bounds a server's start too (its own timeout may be shorter).
+    let bound = args.timeout.unwrap_or(config.timeout);
     for (name, spec) in servers {
-        let (server, tools) = mcp::start(name, spec)?;
+        let mcp::Started {
+            server,
+            tools,
+            offers_tools,
+        } = mcp::start(name, spec, Some(bound))?;
+        if !offers_tools || tools.is_empty() {
+            crate::output::Ui::new(args.quiet).warn(&format!(
+                "MCP server {name} offers no tools (only resources or prompts, which ai does not use)"
+            ));
+        }
         // A name already taken keeps its first owner; a nameless tool cannot be called. Either
         // is said, not dropped in silence.
         let mut left_out = Vec::new();
@@ -163,8 +191,10 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
         mcp.push(Connected {
             server: Mutex::new(server),
             tools,
+            allow: spec.allow.clone(),
         });
     }
+    let startup = (!mcp.is_empty()).then(|| starting.elapsed());
     Ok(Arc::new(Setup {
         kb_tools: args.tooling.tools,
         asked: args.tooling.tools
@@ -177,6 +207,7 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
         commands,
         mcp,
         max_rounds,
+        startup: Mutex::new(startup),
     }))
 }
 
@@ -417,7 +448,7 @@ impl Toolbox {
             name => {
                 if let Some(tool) = setup.commands.iter().find(|t| t.name == name) {
                     if !self.yolo {
-                        command::confirm(tool, &args)?;
+                        command::confirm(&tool.name, "command tool", &args)?;
                     }
                     let out = command::run(tool, &args, deadline)?;
                     return Ok(Done {
@@ -426,13 +457,17 @@ impl Toolbox {
                         bounded: out.cut,
                     });
                 }
-                let remote = setup.mcp.iter().find_map(|c| {
-                    c.tools
-                        .iter()
-                        .find(|t| t.exposed == name)
-                        .map(|t| (&c.server, t))
-                });
-                if let Some((server, tool)) = remote {
+                let remote = setup
+                    .mcp
+                    .iter()
+                    .find_map(|c| c.tools.iter().find(|t| t.exposed == name).map(|t| (c, t)));
+                if let Some((connected, tool)) = remote {
+                    // A tool the server does not mark read-only acts: it is asked for as a
+                    // command tool is, unless --yolo or `mcp.servers.NAME.allow` names it.
+                    if !self.yolo && !tool.read_only && !connected.allow.contains(&tool.name) {
+                        command::confirm(name, "MCP tool", &args)?;
+                    }
+                    let server = &connected.server;
                     let mut server = server.lock().unwrap_or_else(PoisonError::into_inner);
                     let text = server.call(&tool.name, args.clone(), deadline)?;
                     let line = format!(
@@ -491,10 +526,10 @@ fn data_defs(setup: &Setup) -> Vec<ToolDef> {
         ToolDef {
             name: JSON_KEYS.into(),
             description: format!(
-                "The keys under a path of {which} (a JSON pointer such as /sql; / for the top), each with its type and size."
+                "The keys under a path of {which} (a JSON pointer such as /sql; \"\" or / for the top), each with its type and size."
             ),
             parameters: json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "a JSON pointer, e.g. /sql; / for the top"},
+                "path": {"type": "string", "description": "a JSON pointer, e.g. /sql; \"\" or / for the top"},
                 "document": doc}, "required": ["path"]}),
         },
         ToolDef {

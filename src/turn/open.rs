@@ -42,6 +42,9 @@ pub(super) fn open(
     let need = ctx.budget().saturating_mul(4).saturating_add(4096);
     if let Some(r) = &turn.route {
         backend::check(r, &ctx.config)?;
+        if !opts.dry_run {
+            backend::installed(r, &ctx.config)?;
+        }
     }
     let mut chat: Option<Chat> = match target {
         Target::Existing(id) => Some(ctx.store.open(id, wait, Some(need), &ctx.ui)?),
@@ -53,6 +56,7 @@ pub(super) fn open(
                 None => {
                     let r = route::default(&ctx.config)?;
                     backend::check(&r, &ctx.config)?;
+                    backend::installed(&r, &ctx.config)?;
                     r
                 }
             };
@@ -93,6 +97,9 @@ pub(super) fn open(
         (None, None) => route::default(&ctx.config)?,
     };
     backend::check(&route, &ctx.config)?;
+    if !opts.dry_run {
+        backend::installed(&route, &ctx.config)?;
+    }
     Ok(Opened {
         chat,
         route,

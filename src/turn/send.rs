@@ -81,6 +81,12 @@ pub(super) fn send(
 ) -> Sent {
     let present = opened.turn.present;
     let started = Instant::now();
+    // The MCP servers of the call were started for this turn: the user waited for them too.
+    let startup = opts
+        .tools
+        .as_ref()
+        .map(|s| s.take_startup())
+        .unwrap_or_default();
     let deadline = started.checked_add(opts.timeout);
     let mut sink = ReplySink::new(present == Present::Stream);
     if present != Present::Collect {
@@ -251,7 +257,7 @@ pub(super) fn send(
         text,
         end,
         usage: total,
-        ms: started.elapsed().as_millis() as u64,
+        ms: (started.elapsed() + startup).as_millis() as u64,
         sink,
         rounds,
         round_tokens,

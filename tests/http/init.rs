@@ -125,8 +125,14 @@ fn rows(out: &Out) -> Vec<Value> {
 
 #[test]
 fn list_shows_which_providers_have_keys() {
+    // Ollama needs no key, only a server that listens: `ai list` checks that it accepts a
+    // connection (a listener on loopback here; the alias with a closed port is not ready).
+    let ollama = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback listener");
     let mut env = Env::empty();
-    env.set("OPENROUTER_API_KEY", KEY);
+    env.set("OPENROUTER_API_KEY", KEY).set(
+        "OLLAMA_HOST",
+        &format!("http://{}", ollama.local_addr().expect("its address")),
+    );
     env.write_config(
         r#"{"aliases":{"gpt4o":["openai","gpt-4o"],"local":["ollama-api","llama3.2"]}}"#,
     );

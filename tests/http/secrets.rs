@@ -151,6 +151,51 @@ fn secrets_from_variables_and_headers_are_hidden_too() {
     }
 }
 
+/// A key written into the base URL's query (`?key=…`, the README's own example) is hidden like
+/// any other: in --dry-run, in errors that echo the URL, in chat files (H2-8).
+#[test]
+fn a_key_in_the_base_urls_query_is_hidden_too() {
+    let s = Server::respond(|req| {
+        Reply::json(
+            403,
+            &format!(r#"{{"error":{{"message":"forbidden: {}"}}}}"#, req.target),
+        )
+    });
+    let env = Env::empty();
+    env.write_config(&format!(
+        r#"{{"providers":{{"fake":{{"base_url":"http://user:pw@{}/v1?key=QUERYSECRET&api-key=a%2Bb%2Fcd&x=1"}}}}}}"#,
+        s.host_port()
+    ));
+    let leaks = |out: &Out| {
+        for secret in ["QUERYSECRET", "a%2Bb%2Fcd", "a+b/cd"] {
+            assert!(
+                !out.stdout.contains(secret) && !out.stderr.contains(secret),
+                "{secret}: {out:#?}"
+            );
+        }
+    };
+    let out = env.run(&["--dry-run", "fake:m", "hello"]);
+    out.ok();
+    leaks(&out);
+    assert!(out.stdout.contains("key=***&api-key=***&x=1"), "{out:#?}");
+    let out = env.run(&["fake:m", "hello"]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(
+        out.error()
+            .contains("forbidden: /v1/chat/completions?key=***"),
+        "{out:#?}"
+    );
+    leaks(&out);
+    assert!(
+        s.requests()[0].target.contains("key=QUERYSECRET"),
+        "still sent"
+    );
+    for entry in std::fs::read_dir(env.home.join("chats")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!text.contains("QUERYSECRET"), "{text}");
+    }
+}
+
 /// A server asking to wait an absurd time is not waited for, and nothing panics.
 #[test]
 fn an_absurd_retry_after_is_not_waited_for() {

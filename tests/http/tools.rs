@@ -289,6 +289,44 @@ fn parallel_calls_under_a_reused_or_missing_index_all_run() {
 }
 
 #[test]
+fn every_key_json_keys_lists_is_reached_by_its_pointer() {
+    // H2-10: `/pad ` was trimmed to `/pad`, and `/` never reached the key "".
+    let args = |p: &str| json!({"pointer": p}).to_string();
+    let (a, b, c) = (args("/pad "), args("/t\t"), args("/"));
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_whole_calls(&[
+            (Some(0), "a", "json_value", a.as_str()),
+            (Some(1), "b", "json_value", b.as_str()),
+            (Some(2), "c", "json_value", c.as_str()),
+        ])]),
+        Reply::sse(&[&oa_stream("Found.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let d = env.project_file(
+        "odd.json",
+        r#"{"pad ": 1, " lead": 2, "": {"k": 3}, "t\t": 4}"#,
+    );
+    env.run(&[
+        "openai:gpt-test",
+        "--data",
+        d.to_str().unwrap(),
+        "what is there?",
+    ])
+    .success();
+    let m = s.requests()[1].json()["messages"].clone();
+    let n = m.as_array().unwrap().len();
+    let results: Vec<&str> = (n - 3..n)
+        .map(|i| m[i]["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results[0], "1", "{results:?}");
+    assert_eq!(results[1], "4", "{results:?}");
+    assert!(
+        results[2].contains("\"k\": 3") && !results[2].contains("pad"),
+        "{results:?}"
+    );
+}
+
+#[test]
 fn the_arguments_of_one_reply_are_bounded_in_all() {
     // H2-3: 128 calls of 1 MiB each were taken, held several times over and saved as one line.
     let big = format!("{{\"path\": \"/{}\"}}", "A".repeat(1000 * 1024));

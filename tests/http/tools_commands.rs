@@ -19,6 +19,9 @@ case "$1" in
   fail) cat > "$2/args"; echo 'partial'; echo 'du: cannot access /nope' >&2; exit 4 ;;
   slow) cat > "$2/args"; echo 'about to wait' >&2; exec /bin/sleep 30 ;;
   big) cat > "$2/args"; /usr/bin/head -c 100000 /dev/zero | /usr/bin/tr '\0' 'x' ;;
+  escape) cat > "$2/args"; /usr/bin/setsid /bin/sleep 100 & echo $! > "$2/escaped"; echo started ;;
+  escape_slow) cat > "$2/args"; /usr/bin/setsid /bin/sleep 100 & echo $! > "$2/escaped"
+    echo started; exec /bin/sleep 30 ;;
 esac
 "#;
 
@@ -342,4 +345,66 @@ fn ctrl_c_in_the_first_tool_round_keeps_the_prompt() {
     assert_eq!(msgs[0]["content"], "free space?");
     assert_eq!(msgs[1]["role"], "assistant");
     assert_eq!(msgs[1]["interrupted"], true);
+}
+
+/// Stops the process a tool left outside its group (`setsid`), whatever the test's outcome.
+struct Escaped(PathBuf);
+
+impl Drop for Escaped {
+    fn drop(&mut self) {
+        if let Ok(text) = std::fs::read_to_string(&self.0)
+            && let Ok(pid) = text.trim().parse::<i32>()
+        {
+            // SAFETY: kill(2) takes no pointers.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// H2-2: a tool that leaves a process outside its group holding its stdout. The turn goes on
+/// once the tool itself has exited; it does not wait for the escaped process (100 s, longer
+/// than the test's hang guard).
+#[test]
+fn a_grandchild_holding_stdout_does_not_hold_the_turn() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "escape", json!({"timeout": 3}));
+    let _escaped = Escaped(state.join("escaped"));
+    let out = env
+        .run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    assert_eq!(out.stdout, "Plenty of space.\n");
+    let r = the_result(&env);
+    assert_eq!(r["content"], "started\n", "{r}");
+}
+
+/// H2-2: the same tool, still running itself: stopped at its timeout, and the turn goes on.
+#[test]
+fn a_grandchild_holding_stdout_does_not_outlive_the_timeout() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "escape_slow", json!({"timeout": 0.5}));
+    let _escaped = Escaped(state.join("escaped"));
+    env.run(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"])
+        .success();
+    let r = the_result(&env);
+    assert_eq!(r["error"], true);
+    let text = r["content"].as_str().unwrap();
+    assert!(text.contains("disk did not finish within"), "{text}");
+}
+
+/// H2-2: and the first Ctrl+C ends the call (130), keeping the prompt.
+#[test]
+fn a_grandchild_holding_stdout_does_not_outlive_ctrl_c() {
+    let s = Server::start(script());
+    let (env, state) = world(&s, "escape_slow", json!({}));
+    let _escaped = Escaped(state.join("escaped"));
+    let mut ai = env.spawn(&["openai:gpt-test", "--tool", "disk", "--yolo", "free space?"]);
+    assert!(wait_for_file(
+        &state.join("escaped"),
+        Duration::from_secs(10)
+    ));
+    signal(ai.pid(), libc::SIGINT);
+    let status = ai.wait_status_within(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130));
+    let msgs = env.only_messages();
+    assert_eq!(msgs[0]["content"], "free space?", "{msgs:?}");
 }

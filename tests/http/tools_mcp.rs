@@ -18,6 +18,8 @@ import json, os, sys, time
 mode, state = sys.argv[1], sys.argv[2]
 with open(os.path.join(state, "pid"), "w") as f:
     f.write(str(os.getpid()))
+with open(os.path.join(state, "env.json"), "w") as f:
+    json.dump(dict(os.environ), f)
 log = open(os.path.join(state, "log"), "a")
 
 def send(obj):
@@ -32,7 +34,12 @@ if mode == "exit":
     sys.exit(2)
 sys.stderr.write("fake mcp starting up\n")
 sys.stderr.flush()
+if mode == "banner":
+    # As tools4zettelkasten's `mcp` command does: words on stdout before the protocol.
+    sys.stdout.write(" __ __ ____ __\nInitializing of the fake server ...\n")
+    sys.stdout.flush()
 page1 = [{"name": "echo", "description": "Echo a text",
+          "annotations": {"readOnlyHint": True},
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
                           "required": ["text"]}},
          {"name": "fail", "description": "Always fails"}]
@@ -52,11 +59,17 @@ for line in sys.stdin:
         sys.stdout.flush()
         continue
     if method == "initialize":
+        time.sleep(float(os.environ.get("FAKE_SLOW_START", "0")))
         # A notification and a request of the server's own come first: both are handled.
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}})
         send({"jsonrpc": "2.0", "id": "s1", "method": "ping"})
-        result(id, {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+        caps = {"resources": {}} if mode in ("notools", "nolist") else {"tools": {}}
+        if mode == "nolist":
+            caps["tools"] = {}
+        result(id, {"protocolVersion": "2025-06-18", "capabilities": caps,
                     "serverInfo": {"name": "fake", "version": "1"}})
+    elif method == "tools/list" and mode in ("notools", "nolist"):
+        send({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
     elif method == "tools/list" and mode == "clash":
         # Two names that are one once made safe for providers, and a nameless tool.
         result(id, {"tools": [{"name": "a.b"}, {"name": "a_b"}, {"name": ""}]})
@@ -68,6 +81,8 @@ for line in sys.stdin:
     elif method == "tools/call":
         name = msg["params"]["name"]
         args = msg["params"].get("arguments") or {}
+        if mode == "banner":
+            sys.stdout.write("a log line on stdout\n")
         if name == "echo":
             result(id, {"content": [{"type": "text", "text": "echo: " + args.get("text", "")},
                                     {"type": "text", "text": "second part"}]})
@@ -127,9 +142,10 @@ fn world_with(
     std::fs::write(&script, FAKE_MCP).unwrap();
     let state = env.path("mcp_state");
     std::fs::create_dir_all(&state).unwrap();
+    // The tools that act are allowed here; asking for them is tested on its own.
     let mut spec = json!({"command": python(),
         "args": [script.to_str().unwrap(), mode, state.to_str().unwrap()],
-        "env": vars});
+        "env": vars, "allow": ["fail", "hang", "crash"]});
     if let Some(t) = timeout {
         spec["timeout"] = json!(t);
     }
@@ -445,9 +461,11 @@ fn a_server_that_fails_at_the_start_fails_the_call_before_the_model_is_asked() {
         ),
         (
             "garbage",
-            None,
-            "the MCP server fake sent something that is not JSON-RPC: Starting the fake server, please wait...",
-            None,
+            Some(1.0),
+            "the MCP server fake did not answer `initialize` within 1",
+            Some(
+                "it printed 1 line that is not JSON-RPC on its output (skipped), the last: Starting the fake server, please wait...",
+            ),
         ),
         (
             "exit",
@@ -602,4 +620,441 @@ fn tools_that_cannot_be_offered_as_they_are_named_are_said() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn a_server_gets_only_the_basic_environment_and_its_own_variables() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream("ok", 1, 1)])]);
+    let (mut env, state) = world_with("openai", &s, "good", Some(5.0), json!({"FAKE_OWN": "mine"}));
+    env.set("ANTHROPIC_API_KEY", "sk-ant-SECRET-interop")
+        .set("SOME_SERVICE_TOKEN", "tok-SECRET")
+        .set("LANG", "C.UTF-8");
+    env.run(&["openai:gpt-test", "--mcp", "fake", "hi"])
+        .success();
+    let seen: Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("env.json")).unwrap()).unwrap();
+    let names: Vec<&str> = seen
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for secret in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "SOME_SERVICE_TOKEN",
+        "OPENAI_BASE_URL",
+        "AI_CLI_HOME",
+    ] {
+        assert!(
+            !names.contains(&secret),
+            "{secret} reached the server: {names:?}"
+        );
+    }
+    assert_eq!(seen["FAKE_OWN"], "mine");
+    assert_eq!(seen["LANG"], "C.UTF-8");
+    assert!(
+        seen["PATH"].is_string() && seen["HOME"].is_string(),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_server_that_offers_no_tools_does_not_fail_the_call() {
+    for mode in ["notools", "nolist"] {
+        let s = Server::start(vec![Reply::sse(&[&oa_stream("Answered anyway.", 1, 1)])]);
+        let (env, state) = world("openai", &s, mode, Some(5.0));
+        let out = env
+            .run(&["openai:gpt-test", "--mcp", "fake", "hi"])
+            .success();
+        assert_eq!(out.stdout, "Answered anyway.\n", "{mode}");
+        assert!(
+            out.stderr.contains("MCP server fake offers no tools"),
+            "{mode}: {}",
+            out.stderr
+        );
+        assert!(tool_names(&s.requests()[0].json()).is_empty(), "{mode}");
+        let asked_list = received(&state).iter().any(|m| m["method"] == "tools/list");
+        // Without the capability the list is not asked for; with it, a refusal means none.
+        assert_eq!(asked_list, mode == "nolist", "{mode}");
+        assert_gone(&state);
+    }
+}
+
+#[test]
+fn lines_that_are_not_json_on_a_servers_output_are_skipped() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__echo", r#"{"text":"through"}"#)]),
+        Reply::sse(&[&oa_stream("Done.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "banner", Some(5.0));
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "fake", "go"])
+        .success();
+    assert_eq!(out.stdout, "Done.\n");
+    let results = round_results(&env);
+    assert_ne!(results[0]["error"], true, "{results:?}");
+    assert_eq!(results[0]["content"], "echo: through\nsecond part");
+    assert_gone(&state);
+}
+
+#[test]
+fn the_call_timeout_bounds_a_server_that_never_answers_initialize() {
+    let s = Server::start(vec![]);
+    // The server's own timeout is the default (30 s); --timeout 1 is shorter and wins.
+    let (env, state) = world("openai", &s, "silent", None);
+    let out = env
+        .run(&[
+            "openai:gpt-test",
+            "--mcp",
+            "fake",
+            "--timeout",
+            "1",
+            "hello",
+        ])
+        .code(1);
+    assert!(
+        out.stderr
+            .contains("error: the MCP server fake did not answer `initialize` within 1"),
+        "{}",
+        out.stderr
+    );
+    assert!(s.requests().is_empty());
+    assert_gone(&state);
+}
+
+#[test]
+fn elapsed_ms_includes_the_start_of_the_servers() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream("ok", 1, 1)])]);
+    let (env, _state) = world_with(
+        "openai",
+        &s,
+        "good",
+        Some(10.0),
+        json!({"FAKE_SLOW_START": "1.5"}),
+    );
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "fake", "--json", "hi"])
+        .success();
+    let ms = out.json()["elapsed_ms"].as_u64().unwrap();
+    assert!(ms >= 1500, "elapsed_ms {ms} leaves out the server's start");
+}
+
+#[test]
+fn mcp_tools_not_marked_read_only_are_asked_for_as_command_tools_are() {
+    let calls_of = |state: &std::path::Path| {
+        received(state)
+            .iter()
+            .filter(|m| m["method"] == "tools/call")
+            .count()
+    };
+    // No terminal to ask on, no --yolo, not allowed in config: not run.
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__fail", "{}")]),
+        Reply::sse(&[&oa_stream("Not run.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "good", Some(5.0));
+    let mut config = env.config();
+    config["mcp"]["servers"]["fake"]["allow"] = json!([]);
+    env.write_config(&config.to_string());
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "fake", "fail it"])
+        .success();
+    let results = round_results(&env);
+    assert_eq!(results[0]["error"], true);
+    let said = results[0]["content"].as_str().unwrap();
+    assert!(
+        said.starts_with("not confirmed: ai asks before it runs the MCP tool fake__fail"),
+        "{said}"
+    );
+    assert!(
+        out.stderr.contains("fake__fail … error: not confirmed"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(calls_of(&state), 0, "the tool ran without a yes");
+    // --yolo runs it.
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__fail", "{}")]),
+        Reply::sse(&[&oa_stream("Ran.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "good", Some(5.0));
+    let mut config = env.config();
+    config["mcp"]["servers"]["fake"]["allow"] = json!([]);
+    env.write_config(&config.to_string());
+    env.run(&["openai:gpt-test", "--mcp", "fake", "--yolo", "fail it"])
+        .success();
+    assert_eq!(calls_of(&state), 1);
+    assert_eq!(round_results(&env)[0]["content"], "it failed on purpose");
+    // So does naming it in mcp.servers.fake.allow (the world's config does).
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__fail", "{}")]),
+        Reply::sse(&[&oa_stream("Ran.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "good", Some(5.0));
+    env.run(&["openai:gpt-test", "--mcp", "fake", "fail it"])
+        .success();
+    assert_eq!(calls_of(&state), 1);
+}
+
+// ---- real servers: the official npm servers and a FastMCP server of the Python SDK ----------
+// They skip with a how-to when missing, and fail instead under AI_REQUIRE_MCP=1 (`.ci/run`).
+
+/// `mcp.servers.NAME` for an npm server's program, run by Node by their real paths.
+fn node_server(bin: &str, package: &str, args: &[&str]) -> Option<Value> {
+    let program = crate::mcp_serve::node_program(bin, package)?;
+    let node = std::process::Command::new("sh")
+        .args(["-c", "command -v node"])
+        .output()
+        .unwrap();
+    let node = String::from_utf8(node.stdout).unwrap().trim().to_owned();
+    let script = program.canonicalize().unwrap();
+    let mut all = vec![script.to_str().unwrap().to_owned()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    Some(json!({"command": node, "args": all, "timeout": 60}))
+}
+
+fn with_server(env: &Env, name: &str, spec: Value) {
+    let mut config = config_of(env);
+    config["mcp"] = json!({"servers": {name: spec}});
+    env.write_config(&config.to_string());
+}
+
+#[test]
+fn server_everything_get_env_hands_out_no_key() {
+    let Some(spec) = node_server(
+        "mcp-server-everything",
+        "@modelcontextprotocol/server-everything",
+        &[],
+    ) else {
+        return;
+    };
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "everything__get-env", "{}")]),
+        Reply::sse(&[&oa_stream("Seen.", 1, 1)]),
+    ]);
+    let mut env = Env::for_provider("openai", &s);
+    env.set("ANTHROPIC_API_KEY", "sk-ant-interop3-SECRET");
+    with_server(&env, "everything", spec);
+    let out = env
+        .run(&[
+            "openai:gpt-test",
+            "--mcp",
+            "everything",
+            "--json",
+            "show the env",
+        ])
+        .success();
+    let results = round_results(&env);
+    assert_ne!(results[0]["error"], true, "{results:?}");
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(content.contains("PATH"), "{content}");
+    assert!(
+        !content.contains(KEY) && !content.contains("SECRET"),
+        "{content}"
+    );
+    assert!(!out.stdout.contains(KEY) && !out.stdout.contains("SECRET"));
+    env.assert_no_key_in_files();
+}
+
+#[test]
+fn server_filesystem_writes_only_after_a_yes() {
+    let Some(mut spec) = node_server(
+        "mcp-server-filesystem",
+        "@modelcontextprotocol/server-filesystem",
+        &[],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    spec["args"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(dir.to_str().unwrap()));
+    let file = dir.join("new.md");
+    let write = json!({"path": file.to_str().unwrap(), "content": "# Neu\n"}).to_string();
+    let read = json!({"path": file.to_str().unwrap()}).to_string();
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fs__write_file", &write)]),
+        Reply::sse(&[&oa_stream("Not written.", 1, 1)]),
+        Reply::sse(&[&oa_call("call_2", "fs__write_file", &write)]),
+        Reply::sse(&[&oa_stream("Written.", 1, 1)]),
+        Reply::sse(&[&oa_call("call_3", "fs__read_text_file", &read)]),
+        Reply::sse(&[&oa_stream("Read.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    with_server(&env, "fs", spec.clone());
+    env.run(&["openai:gpt-test", "--mcp", "fs", "write it"])
+        .success();
+    assert!(!file.exists(), "written without a yes");
+    let said = round_results(&env)[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(said.starts_with("not confirmed"), "{said}");
+    spec["allow"] = json!(["write_file"]);
+    with_server(&env, "fs", spec);
+    env.run(&["openai:gpt-test", "--mcp", "fs", "write it"])
+        .success();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "# Neu\n");
+    // A read-only tool runs without asking.
+    env.run(&["openai:gpt-test", "--mcp", "fs", "read it"])
+        .success();
+    let results = round_results_of(&env);
+    assert!(
+        results.iter().any(|r| r["content"] == "# Neu\n"),
+        "{results:?}"
+    );
+}
+
+/// The round results of every chat.
+fn round_results_of(env: &Env) -> Vec<Value> {
+    env.chat_ids()
+        .iter()
+        .flat_map(|id| env.records(id))
+        .filter(|r| r["type"] == "round")
+        .flat_map(|r| r["results"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn server_memory_reads_without_asking_and_asks_before_it_creates() {
+    let Some(mut spec) = node_server(
+        "mcp-server-memory",
+        "@modelcontextprotocol/server-memory",
+        &[],
+    ) else {
+        return;
+    };
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call(
+            "call_1",
+            "memory__create_entities",
+            r#"{"entities":[{"name":"NAS","entityType":"device","observations":["in the cellar"]}]}"#,
+        )]),
+        Reply::sse(&[&oa_call("call_2", "memory__read_graph", "{}")]),
+        Reply::sse(&[&oa_stream("Done.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let store = env.path("memory.jsonl");
+    spec["env"] = json!({"MEMORY_FILE_PATH": store.to_str().unwrap()});
+    with_server(&env, "memory", spec);
+    env.run(&["openai:gpt-test", "--mcp", "memory", "remember"])
+        .success();
+    let results = round_results(&env);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("not confirmed"),
+        "{results:?}"
+    );
+    assert_ne!(results[1]["error"], true, "{results:?}");
+    assert!(
+        results[1]["content"].as_str().unwrap().contains("entities"),
+        "{results:?}"
+    );
+    assert!(!results[1]["content"].as_str().unwrap().contains("NAS"));
+}
+
+const FASTMCP: &str = r#"
+import sys
+try:
+    from mcp.server.fastmcp import FastMCP as Server
+except ImportError:
+    from mcp.server.mcpserver import MCPServer as Server
+app = Server("py")
+if sys.argv[1] == "tools":
+    @app.tool()
+    def shout(text: str) -> str:
+        """Say it louder."""
+        return text.upper() + "!"
+else:
+    @app.resource("note://hello")
+    def hello() -> str:
+        return "hello"
+app.run()
+"#;
+
+#[test]
+fn a_fastmcp_server_of_the_python_sdk_works_and_one_without_tools_does_not_fail() {
+    let python = python();
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp.server"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_sdk {
+        assert!(
+            std::env::var("AI_REQUIRE_MCP").as_deref() != Ok("1"),
+            "AI_REQUIRE_MCP=1 and the MCP Python SDK is missing: pip install mcp"
+        );
+        eprintln!("skipped: the MCP Python SDK is missing (pip install mcp)");
+        return;
+    }
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "py__shout", r#"{"text":"hey"}"#)]),
+        Reply::sse(&[&oa_stream("It shouted.", 1, 1)]),
+        Reply::sse(&[&oa_stream("No tools, still here.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let script = env.path("fast.py");
+    std::fs::write(&script, FASTMCP).unwrap();
+    let spec = |mode: &str| {
+        json!({"command": python, "args": [script.to_str().unwrap(), mode], "timeout": 60,
+               "allow": ["shout"]})
+    };
+    with_server(&env, "py", spec("tools"));
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "py", "--json", "shout"])
+        .success();
+    assert_eq!(out.json()["reply"], "It shouted.");
+    let results = round_results(&env);
+    assert_eq!(results[0]["content"], "HEY!", "{results:?}");
+    with_server(&env, "py", spec("resources"));
+    let out = env
+        .run(&["openai:gpt-test", "--no-chat", "--mcp", "py", "hi"])
+        .success();
+    assert_eq!(out.stdout, "No tools, still here.\n");
+    assert!(
+        out.stderr.contains("MCP server py offers no tools"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_session_keeps_its_mcp_servers_for_all_its_turns() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call("call_1", "fake__echo", r#"{"text":"one"}"#)]),
+        Reply::sse(&[&oa_stream("First answer.", 1, 1)]),
+        Reply::sse(&[&oa_call("call_2", "fake__echo", r#"{"text":"two"}"#)]),
+        Reply::sse(&[&oa_stream("Second answer.", 1, 1)]),
+    ]);
+    let (env, state) = world("openai", &s, "good", Some(10.0));
+    let mut term = Terminal::start(&env, "-i openai:gpt-test --mcp fake");
+    term.expect("> ");
+    let pid = read_pid(&state.join("pid"));
+    term.send("first line\r");
+    term.expect("First answer.");
+    term.expect("> ");
+    term.send("second line\r");
+    term.expect("Second answer.");
+    term.expect("> ");
+    // One server for both turns: started (and initialized) once.
+    assert_eq!(read_pid(&state.join("pid")), pid);
+    let got = received(&state);
+    let count = |m: &str| got.iter().filter(|x| x["method"] == m).count();
+    assert_eq!(
+        (count("initialize"), count("tools/call")),
+        (1, 2),
+        "{got:?}"
+    );
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_gone(&state);
+    let results = round_results(&env);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[1]["content"], "echo: two\nsecond part");
 }

@@ -292,6 +292,48 @@ fn plain_text_where_json_was_asked_is_the_reply() {
     );
 }
 
+/// claude, asked for JSON, printing plain lines among its events and failing: those lines are
+/// what it said, and reach the user in the error (they used to be dropped as stray warnings).
+#[test]
+fn plain_lines_inside_a_failing_json_stream_reach_the_error() {
+    let init = std::fs::read_to_string(fixture("claude-e401.stdout")).unwrap();
+    let init = init.lines().next().unwrap().to_owned();
+    // Exit 1 with no final event; and exit 0 with no final event.
+    for code in [1, 0] {
+        let env = Env::empty();
+        let stream =
+            format!("{init}\nAPI Error: 401 invalid x-api-key\nPlease run /login\n{init}\n");
+        prints(&env, "claude", &stream, code);
+        let out = env.ai().args(["sonnet", "why"]).run();
+        assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+        assert_eq!(out.stdout, "");
+        assert!(
+            out.stderr.contains(
+                "claude also printed:\n  API Error: 401 invalid x-api-key\n  Please run /login"
+            ),
+            "exit {code}: {}",
+            out.stderr
+        );
+    }
+    // With its own error event too (a `result` with is_error), the lines come with it.
+    let env = Env::empty();
+    let result =
+        r#"{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key"}"#;
+    prints(
+        &env,
+        "claude",
+        &format!("{init}\nAuth failed: token expired\n{result}\n"),
+        1,
+    );
+    let out = env.ai().args(["sonnet", "why"]).run();
+    assert!(out.stderr.contains("Invalid API key"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Auth failed: token expired"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn a_cli_too_old_for_the_flags_is_run_again_in_plain_text() {
     let env = Env::empty();

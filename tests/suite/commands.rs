@@ -296,3 +296,34 @@ fn list_providers_shows_every_provider_and_its_key() {
     assert!(text.contains("PROVIDER    USE AS"), "{text}");
     assert!(text.contains("needs OPENAI_API_KEY"), "{text}");
 }
+
+/// A keyless provider on this machine (ollama-api) is ready only when its server listens.
+#[test]
+fn list_says_a_local_provider_with_nothing_listening_is_unavailable() {
+    let env = Env::new();
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let host = server.local_addr().unwrap().to_string();
+    let status = |env: &Env| {
+        let out = env
+            .ai()
+            .env("OLLAMA_HOST", &host)
+            .args(["list", "--providers", "--json"])
+            .run();
+        assert!(out.status.success(), "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "ollama-api")
+            .cloned()
+            .unwrap()
+    };
+    let up = status(&env);
+    assert_eq!(up["usable"], true, "{up}");
+    drop(server);
+    let down = status(&env);
+    assert_eq!(down["usable"], false, "{down}");
+    let said = down["status"].as_str().unwrap();
+    assert!(said.contains("nothing is listening"), "{said}");
+    assert!(said.contains(&host), "{said}");
+}

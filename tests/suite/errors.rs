@@ -165,7 +165,14 @@ fn backend_not_installed() {
         );
         let hint = err.lines().find(|l| l.starts_with("hint: ")).unwrap_or("");
         assert!(hint.contains(install), "{alias}: {err}");
+        // Nothing was sent: no chat, no kept prompt to resend.
+        assert!(!err.contains("the prompt is kept"), "{alias}: {err}");
+        assert!(env.chat_ids().is_empty(), "{alias}: {:?}", env.chat_ids());
     }
+    // A named chat is not created either.
+    let out = env.ai().args(["sonnet", "--chat", "notes", "hi"]).run();
+    assert_clean_failure(&out, 1);
+    assert!(env.chat_ids().is_empty(), "{:?}", env.chat_ids());
 }
 
 #[test]

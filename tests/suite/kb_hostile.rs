@@ -219,3 +219,45 @@ fn a_front_matter_claim_cannot_take_over_an_indexed_note() {
     let shown = env.run(&["kb", "show", "notes", "111aaa111"]).success();
     assert!(shown.stdout.contains("now one"), "{shown:#?}");
 }
+
+#[test]
+fn a_full_rebuild_leaves_the_old_index_to_searches_until_it_is_done() {
+    // H2-12: `kb sync --full` removed the index first: searches then found none, then a part.
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::echo();
+    let dir = env.path("notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..3000 {
+        std::fs::write(
+            dir.join(format!("n{i:04}.md")),
+            format!("# Note {i}\n\nword{i}\n"),
+        )
+        .unwrap();
+    }
+    add(&env, &dir);
+    let index = env.home.join("kb/notes.sqlite");
+    let inode = std::fs::metadata(&index).unwrap().ino();
+    let mut sync = env.spawn(&["kb", "sync", "--full", "notes"]);
+    // Stop the rebuild as soon as it has begun (a new index beside, or in place of, the old).
+    let beside = env.home.join("kb/notes.rebuild.sqlite");
+    let start = std::time::Instant::now();
+    loop {
+        let replaced = std::fs::metadata(&index).map_or(true, |m| m.ino() != inode);
+        if beside.exists() || replaced || !sync.running() {
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "the rebuild never began");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    signal(sync.pid(), libc::SIGSTOP);
+    for word in ["word0", "word2999"] {
+        let found = hits(&env, word);
+        assert_eq!(found.len(), 1, "{word}: {found:?}");
+    }
+    signal(sync.pid(), libc::SIGCONT);
+    assert!(sync.wait_status().success());
+    assert!(!beside.exists());
+    assert_eq!(hits(&env, "word2999"), ["n2999.md"]);
+    let stats = env.run(&["kb", "stats", "notes"]).success();
+    assert!(stats.stdout.contains("3000"), "{stats:#?}");
+}

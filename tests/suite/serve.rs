@@ -548,3 +548,46 @@ fn protocol_odds_are_refused_or_understood() {
     std::io::Read::read_to_string(&mut c, &mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+/// A client that sends its whole body before it reads (Python's urllib, as requests does)
+/// reads the 413 of a body far over the limit, not a broken pipe. Needs `python3` (Debian:
+/// `apt-get install python3`); skipped without it unless `AI_REQUIRE_PYTHON=1` (as `.ci/run`).
+#[test]
+fn a_python_client_sending_a_too_large_body_reads_the_413() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if !python.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("AI_REQUIRE_PYTHON").as_deref() != Ok("1"),
+            "python3 is not installed (AI_REQUIRE_PYTHON=1 is set)"
+        );
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let env = Env::new();
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let script = r#"
+import sys, urllib.request, urllib.error
+port, token, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+body = b'{"prompt":"' + b"a" * size + b'"}'
+req = urllib.request.Request(f"http://127.0.0.1:{port}/call", data=body, method="POST",
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+try:
+    urllib.request.urlopen(req, timeout=120)
+    print("answered 200")
+except urllib.error.HTTPError as e:
+    print("HTTP", e.code, e.read().decode())
+except Exception as e:
+    print("failed:", type(e).__name__, e)
+"#;
+    for size in [9 << 20, 40 << 20] {
+        let out = std::process::Command::new("python3")
+            .args(["-c", script, &s.port.to_string(), TOKEN, &size.to_string()])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.starts_with("HTTP 413"), "{size} bytes: {said}");
+        assert!(said.contains("larger than 8 MiB"), "{said}");
+    }
+}

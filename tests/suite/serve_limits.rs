@@ -438,3 +438,47 @@ fn a_failed_call_names_the_chat_it_created() {
     let newest: Vec<_> = ids3.iter().filter(|i| !ids2.contains(i)).collect();
     assert_eq!(v["chat"], *newest[0], "{line}");
 }
+
+#[test]
+fn a_call_on_a_busy_chat_gets_429_at_once() {
+    // H2-14: it waited for the chat (holding one of the --max-calls places) instead.
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let s = serve(&env, &["--token", TOKEN, "--max-calls", "2"], &[]);
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"echo","prompt":"first"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let id = json(&body)["chat"].as_str().unwrap().to_owned();
+    let call = |prompt: &str| format!(r#"{{"alias":"gemini","prompt":"{prompt}","chat":"{id}"}}"#);
+    let mut first = start_call(s.port, &call("slow one"));
+    env.wait_started("gemini");
+    let a = request(
+        s.port,
+        "POST",
+        "/call",
+        &[
+            "Content-Type: application/json",
+            &format!("Authorization: Bearer {TOKEN}"),
+        ],
+        call("the same chat").as_bytes(),
+    );
+    assert_eq!(a.status, 429, "{a:?}");
+    assert_eq!(a.header("Retry-After").as_deref(), Some("2"));
+    env.release();
+    let mut raw = Vec::new();
+    first.read_to_end(&mut raw).unwrap();
+    assert_eq!(parse_answer(&raw).status, 200);
+    // The busy call left no trace in the chat: first turn, then the slow one.
+    let prompts: Vec<String> = env
+        .messages(&id)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(prompts, ["first", "slow one"]);
+}

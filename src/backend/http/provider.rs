@@ -497,6 +497,10 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
         secrets.push(c.secret_key.clone());
         secrets.extend(c.session_token.iter().cloned());
     }
+    // A key in the base URL's query (`…/v1?key=…`) is as secret as one in a header.
+    if let Some(q) = &base_query {
+        secrets.extend(query_secrets(q));
+    }
     let raw = [cfg.base_url.as_deref(), cfg.api_key.as_deref()]
         .into_iter()
         .flatten()
@@ -528,6 +532,62 @@ pub(crate) fn resolve(name: &str, config: &Config, env: &Env) -> Result<Resolved
 }
 
 /// `…/v1?x=1#frag` → (`…/v1`, `x=1`). The fragment is never sent to a server.
+/// The values of a query's parameters whose names say they are credentials (`key`, `api-key`,
+/// `token`, `sig`, `code`, `secret`, …), as written and percent-decoded.
+fn query_secrets(query: &str) -> Vec<String> {
+    const NAMES: [&str; 9] = [
+        "key",
+        "token",
+        "sig",
+        "code",
+        "secret",
+        "pass",
+        "auth",
+        "session",
+        "credential",
+    ];
+    let mut out = Vec::new();
+    for pair in query.split('&') {
+        let Some((name, value)) = pair.split_once('=') else {
+            continue;
+        };
+        let name = name.to_ascii_lowercase();
+        if value.is_empty() || !NAMES.iter().any(|n| name.contains(n)) {
+            continue;
+        }
+        let decoded = percent_decode(value);
+        if decoded != value {
+            out.push(decoded);
+        }
+        out.push(value.to_owned());
+    }
+    out
+}
+
+/// `%XX` escapes (and `+`) decoded; anything malformed is kept as it is.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match b[i] {
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn split_query(url: &str) -> (String, Option<String>) {
     let url = url.split_once('#').map_or(url, |(u, _)| u);
     match url.split_once('?') {

@@ -78,7 +78,13 @@ pub(crate) struct Decoder {
     plain: Option<String>,
     /// A JSON event was seen.
     saw_json: bool,
+    /// Plain lines inside the JSON stream (the end of them): not the reply, but what the CLI
+    /// said when it fails, so they go into its error.
+    stray: String,
 }
+
+/// The most of a stream's stray plain lines kept (the last of them).
+const STRAY_KEEP: usize = 16 * 1024;
 
 /// What a finished stream gave.
 #[derive(Debug)]
@@ -91,6 +97,8 @@ pub(crate) struct Decoded {
     pub(crate) plain: Option<String>,
     /// At least one JSON event was read.
     pub(crate) saw_json: bool,
+    /// Plain lines printed among the JSON events (empty when none), at most the last 16 KiB.
+    pub(crate) stray: String,
 }
 
 impl Decoder {
@@ -108,6 +116,7 @@ impl Decoder {
             state: State::default(),
             plain: None,
             saw_json: false,
+            stray: String::new(),
         })
     }
 
@@ -127,18 +136,17 @@ impl Decoder {
         if trimmed.is_empty() {
             return Ok(());
         }
-        if !trimmed.starts_with('{') {
-            if !self.saw_json {
-                self.plain = Some(format!("{text}\n"));
-            }
-            // A stray non-JSON line inside a JSON stream (a warning) is skipped.
-            return Ok(());
-        }
         // Checked for JSON without building it: each interpreter reads the typed fields it
         // needs straight from the line (a long reply in a `result` is not copied for nothing).
-        if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_err() {
+        if !trimmed.starts_with('{')
+            || serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_err()
+        {
             if !self.saw_json {
                 self.plain = Some(format!("{text}\n"));
+            } else {
+                // A plain line inside a JSON stream (a warning, or the CLI's error said in
+                // words): not the reply, kept for the error should the CLI fail.
+                self.keep_stray(trimmed);
             }
             return Ok(());
         }
@@ -151,6 +159,18 @@ impl Decoder {
             Interp::Claude(c) => c.event(trimmed, &mut self.state, out),
             Interp::Codex(c) => c.event(trimmed, &mut self.state, out),
             Interp::Gemini(g) => g.event(trimmed, &mut self.state, out),
+        }
+    }
+
+    fn keep_stray(&mut self, line: &str) {
+        self.stray.push_str(line);
+        self.stray.push('\n');
+        if self.stray.len() > 2 * STRAY_KEEP {
+            let mut cut = self.stray.len() - STRAY_KEEP;
+            while !self.stray.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.stray.drain(..cut);
         }
     }
 
@@ -175,6 +195,7 @@ impl Decoder {
             finished: self.state.finished,
             plain: self.plain,
             saw_json: self.saw_json,
+            stray: self.stray,
         };
         (d, r)
     }

@@ -1,0 +1,542 @@
+//! `ai mcp`, the MCP server on stdin/stdout: raw JSON-RPC written here (versions, ping, errors,
+//! what is exposed), and real MCP clients no one here wrote: the official Python SDK's
+//! `ClientSession` over stdio (PyPI `mcp`) and the MCP Inspector's CLI mode (npm
+//! `@modelcontextprotocol/inspector`). Those skip with a how-to when missing, and fail instead
+//! when `AI_REQUIRE_MCP=1` (CI installs them: see `.ci/run`).
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SDK_CLIENT: &str = include_str!("../fixtures/mcp/sdk_client.py");
+
+fn required() -> bool {
+    std::env::var("AI_REQUIRE_MCP").as_deref() == Ok("1")
+}
+
+/// Skip (say why and how) or, under `AI_REQUIRE_MCP=1`, fail.
+fn missing(what: &str, how: &str) {
+    assert!(!required(), "AI_REQUIRE_MCP=1 and {what} is missing: {how}");
+    eprintln!("skipped: {what} is missing ({how})");
+}
+
+/// A Python with the official MCP SDK, by its real path.
+fn sdk_python() -> Option<String> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys, mcp.client.stdio; print(sys.executable)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match out {
+        Some(o) => Some(String::from_utf8_lossy(&o.stdout).trim().to_owned()),
+        None => {
+            missing("the MCP Python SDK", "pip install mcp");
+            None
+        }
+    }
+}
+
+/// The folder the npm MCP packages are installed in: `AI_MCP_NODE` or `target/mcp-node`.
+pub fn node_dir() -> PathBuf {
+    std::env::var_os("AI_MCP_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/mcp-node"))
+}
+
+/// An npm package's program, installed with `npm install --prefix target/mcp-node PACKAGE`.
+pub fn node_program(bin: &str, package: &str) -> Option<PathBuf> {
+    let path = node_dir().join("node_modules/.bin").join(bin);
+    let node = std::process::Command::new("node").arg("--version").output();
+    if path.exists() && node.is_ok_and(|o| o.status.success()) {
+        return Some(path);
+    }
+    missing(
+        package,
+        &format!(
+            "install Node.js, then: npm install --prefix {} {package}",
+            node_dir().display()
+        ),
+    );
+    None
+}
+
+/// A world whose default model is `echo`, with a knowledge base `notes` (one note about the
+/// backup) and a second one, `private`, and a slow fake `gemini`.
+fn world() -> Env {
+    let env = Env::echo();
+    env.fake("gemini", SLOW_GEMINI);
+    let notes = env.project_file(
+        "notes/backup.md",
+        "# Backup\nThe backup runs nightly at 2am, to the NAS in the cellar.\n",
+    );
+    env.project_file("secret/diary.md", "# Diary\nThe backup of my secrets.\n");
+    let dir = notes.parent().unwrap().to_str().unwrap().to_owned();
+    env.run(&["kb", "add", "notes", &dir]).success();
+    let secret = env.path("project/secret");
+    env.run(&["kb", "add", "private", secret.to_str().unwrap()])
+        .success();
+    env
+}
+
+/// Raw messages to `ai mcp ARGS`; its answers, each line of stdout checked to be JSON-RPC.
+fn raw(env: &Env, args: &[&str], messages: &[Value]) -> Vec<Value> {
+    let mut input = String::new();
+    for m in messages {
+        input.push_str(&m.to_string());
+        input.push('\n');
+    }
+    let mut all = vec!["mcp"];
+    all.extend_from_slice(args);
+    let out = env.command(&all).write_stdin(input).run().success();
+    out.stdout
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            assert_eq!(v["jsonrpc"], "2.0", "{l}");
+            v
+        })
+        .collect()
+}
+
+fn init(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}})
+}
+
+fn tool_names(answer: &Value) -> Vec<String> {
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn versions_ping_and_protocol_errors() {
+    let env = world();
+    for (asked, got) in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+        ("1999-01-01", "2025-06-18"),
+    ] {
+        let answers = raw(&env, &[], &[init(asked)]);
+        assert_eq!(answers[0]["id"], 1);
+        assert_eq!(answers[0]["result"]["protocolVersion"], got, "{asked}");
+        assert_eq!(answers[0]["result"]["serverInfo"]["name"], "ai");
+        assert!(answers[0]["result"]["capabilities"]["tools"].is_object());
+    }
+    let answers = raw(
+        &env,
+        &[],
+        &[
+            init("2025-06-18"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list"}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}),
+            json!([{"jsonrpc": "2.0", "id": 5, "method": "ping"}]),
+        ],
+    );
+    // The notification got no answer; the rest one each, in order.
+    assert_eq!(
+        answers[1],
+        json!({"jsonrpc": "2.0", "id": "p", "result": {}})
+    );
+    assert_eq!(answers[2]["error"]["code"], -32601);
+    assert_eq!(answers[3]["error"]["code"], -32602);
+    assert!(
+        answers[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool \"nope\"")
+    );
+    assert_eq!(answers[4]["error"]["code"], -32600);
+    assert_eq!(answers.len(), 5);
+    // A line that is not JSON is answered with a parse error, and the server goes on.
+    let out = env
+        .command(&["mcp"])
+        .write_stdin(format!(
+            "this is not json\n{}\n",
+            json!({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        ))
+        .run()
+        .success();
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["error"]["code"], -32700);
+    assert_eq!(lines[1]["id"], 9);
+}
+
+#[test]
+fn only_what_the_user_exposes_is_offered_or_reachable() {
+    let env = world();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let all = raw(&env, &[], &[init("2025-06-18"), list.clone()]);
+    assert_eq!(
+        tool_names(&all[1]),
+        [
+            "list_knowledge_bases",
+            "search_notes",
+            "read_note",
+            "ask",
+            "list_chats",
+            "read_chat"
+        ]
+    );
+    let some = raw(
+        &env,
+        &["--kb", "notes", "--models", "echo", "--no-chats"],
+        &[init("2025-06-18"), list.clone()],
+    );
+    assert_eq!(
+        tool_names(&some[1]),
+        ["list_knowledge_bases", "search_notes", "read_note", "ask"]
+    );
+    let tools = some[1]["result"]["tools"].as_array().unwrap();
+    let search = tools.iter().find(|t| t["name"] == "search_notes").unwrap();
+    assert_eq!(
+        search["inputSchema"]["properties"]["base"]["enum"],
+        json!(["notes"])
+    );
+    assert_eq!(search["annotations"]["readOnlyHint"], true);
+    let ask = tools.iter().find(|t| t["name"] == "ask").unwrap();
+    assert_eq!(
+        ask["inputSchema"]["properties"]["model"]["enum"],
+        json!(["echo"])
+    );
+    // Tools not offered cannot be called.
+    let none = raw(
+        &env,
+        &["--no-kb", "--no-ask", "--no-chats"],
+        &[
+            init("2025-06-18"),
+            list,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_chat", "arguments": {"id": "X"}}}),
+        ],
+    );
+    assert!(tool_names(&none[1]).is_empty());
+    assert_eq!(none[2]["error"]["code"], -32602);
+    // The same from config.
+    let mut config = env.config();
+    config["mcp"] = json!({"serve": {"kb": ["notes"], "ask": false, "chats": false}});
+    env.write_config(&config.to_string());
+    let conf = raw(
+        &env,
+        &[],
+        &[
+            init("2025-06-18"),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ],
+    );
+    assert_eq!(
+        tool_names(&conf[1]),
+        ["list_knowledge_bases", "search_notes", "read_note"]
+    );
+    // A base or a model that does not exist is an error at start.
+    let out = env.command(&["mcp", "--kb", "nothere"]).run().code(2);
+    assert!(
+        out.stderr
+            .contains("error: --kb nothere: there is no knowledge base"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty());
+    let out = env.command(&["mcp", "--models", "nosuch"]).run();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(out.stderr.contains("nosuch"), "{}", out.stderr);
+}
+
+/// Run the SDK client with `calls` (`[[tool, args], …]`) against `ai mcp ARGS`.
+fn sdk(env: &Env, python: &str, args: &[&str], calls: &Value, extra: &[(&str, &str)]) -> Value {
+    let script = env.path("sdk_client.py");
+    std::fs::write(&script, SDK_CLIENT).unwrap();
+    let mut cmd = env
+        .program(python)
+        .arg(&script)
+        .arg(ai_bin())
+        .arg("mcp")
+        .args(args)
+        .env("MCP_CALLS", calls.to_string());
+    for (k, v) in extra {
+        cmd = cmd.env(k, v);
+    }
+    let out = cmd.run().success();
+    let last = out.stdout.lines().last().unwrap_or_default().to_owned();
+    serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr))
+}
+
+#[test]
+fn the_python_sdk_client_calls_every_tool() {
+    let Some(python) = sdk_python() else { return };
+    let env = world();
+    let calls = json!([
+        ["list_knowledge_bases", {}],
+        ["search_notes", {"query": "backup", "base": "notes", "k": 500}],
+        ["read_note", {"base": "notes", "id": "backup.md"}],
+        ["ask", {"model": "echo", "prompt": "what about the backup?", "kb": "notes"}],
+        ["list_chats", {"limit": 5}],
+    ]);
+    let seen = sdk(&env, &python, &["--kb", "notes"], &calls, &[]);
+    assert_eq!(seen["server"], "ai");
+    assert_eq!(seen["protocol"], "2025-06-18");
+    let c = seen["calls"].as_array().unwrap();
+    for call in c {
+        assert_eq!(call["error"], false, "{call}");
+    }
+    // Only the exposed base is listed or searched.
+    let bases: Value = serde_json::from_str(c[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(bases.as_array().unwrap().len(), 1);
+    assert_eq!(bases[0]["name"], "notes");
+    assert_eq!(bases[0]["notes"], 1);
+    let hits: Value = serde_json::from_str(c[1]["text"].as_str().unwrap()).unwrap();
+    let hit = &hits[0];
+    assert_eq!(
+        (&hit["base"], &hit["id"], &hit["title"], &hit["path"]),
+        (
+            &json!("notes"),
+            &json!("backup.md"),
+            &json!("Backup"),
+            &json!("backup.md")
+        )
+    );
+    assert!(hit["score"].as_f64().unwrap() > 0.0);
+    assert!(hit["passage"].as_str().unwrap().contains("nightly at 2am"));
+    assert!(
+        c[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("to the NAS in the cellar")
+    );
+    // The ask is an ordinary turn: a chat the shell can continue, grounded in the base.
+    let reply = c[3]["text"].as_str().unwrap();
+    assert!(reply.contains("what about the backup?"), "{reply}");
+    assert!(
+        c[3]["progress"].as_u64().unwrap() >= 1,
+        "no progress notification: {c:?}"
+    );
+    let id = env.chat_ids().pop().unwrap();
+    assert!(
+        reply.contains(&format!("[chat: {id} · model: echo")),
+        "{reply}"
+    );
+    let msgs = env.messages(&id);
+    assert_eq!(msgs[0]["content"], "what about the backup?");
+    env.run(&["chat", &id, "and then?"]).success();
+    assert_eq!(env.messages(&id).len(), 4);
+    let chats: Value = serde_json::from_str(c[4]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(chats[0]["id"], id.as_str());
+    // Continue it through the server, and read it.
+    let more = json!([
+        ["ask", {"model": "echo", "prompt": "one more", "chat": id}],
+        ["read_chat", {"id": id}],
+    ]);
+    let seen = sdk(&env, &python, &[], &more, &[]);
+    let c = seen["calls"].as_array().unwrap();
+    assert_eq!(c[0]["error"], false, "{c:?}");
+    assert_eq!(env.chat_ids().len(), 1);
+    assert!(c[1]["text"].as_str().unwrap().contains("one more"));
+}
+
+#[test]
+fn the_python_sdk_client_gets_errors_it_can_read() {
+    let Some(python) = sdk_python() else { return };
+    let env = world();
+    let calls = json!([
+        ["search_notes", {}],
+        ["search_notes", {"query": "secrets", "base": "private"}],
+        ["read_note", {"base": "notes", "id": "missing.md"}],
+        ["read_chat", {"id": "--help"}],
+        ["read_chat", {"id": "NOPE"}],
+        ["ask", {"model": "gpt", "prompt": "hi"}],
+        ["ask", {"prompt": "hi", "chat": "ZZZ"}],
+        ["nope", {}],
+    ]);
+    let seen = sdk(
+        &env,
+        &python,
+        &["--kb", "notes", "--models", "echo", "--no-chats"],
+        &calls,
+        &[],
+    );
+    let c = seen["calls"].as_array().unwrap();
+    let text = |i: usize| c[i]["text"].as_str().unwrap_or("").to_owned();
+    for i in [0, 1, 2, 5, 6] {
+        assert_eq!(c[i]["error"], true, "{i}: {:?}", c[i]);
+    }
+    assert!(text(0).contains("query"), "{}", text(0));
+    assert!(
+        text(1).contains("there is no knowledge base \"private\" here"),
+        "{}",
+        text(1)
+    );
+    assert!(!text(1).contains("Diary"));
+    assert!(!text(2).is_empty());
+    // read_chat is not offered (--no-chats): a protocol error, whatever the ID.
+    for i in [3, 4] {
+        let e = c[i]["exception"].as_str().unwrap_or_default();
+        assert!(e.contains("unknown tool \"read_chat\""), "{i}: {:?}", c[i]);
+    }
+    assert!(
+        text(5).contains("the model \"gpt\" is not offered here; the models are: echo"),
+        "{}",
+        text(5)
+    );
+    assert!(
+        text(6).contains("not one this connection started"),
+        "{}",
+        text(6)
+    );
+    assert!(
+        c[7]["exception"].as_str().unwrap().contains("unknown tool"),
+        "{:?}",
+        c[7]
+    );
+    assert!(env.chat_ids().is_empty(), "an error made a chat");
+}
+
+#[test]
+fn a_cancelled_ask_is_saved_interrupted_and_the_chat_stays_valid() {
+    let Some(python) = sdk_python() else { return };
+    let env = world();
+    let pid_file = env.path("state/gemini.pid");
+    let seen = sdk(
+        &env,
+        &python,
+        &[],
+        &json!([]),
+        &[
+            (
+                "MCP_CANCEL",
+                &json!({"model": "gemini", "prompt": "tell me everything"}).to_string(),
+            ),
+            ("MCP_CANCEL_WHEN", pid_file.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(seen["cancel"], "cancelled");
+    assert_eq!(seen["after_cancel"], "ping ok");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        wait_gone(pid as u32, std::time::Duration::from_secs(20)),
+        "the backend still runs"
+    );
+    let msgs = env.only_messages();
+    assert_eq!(msgs[0]["content"], "tell me everything");
+    assert_eq!(msgs[1]["interrupted"], true, "{msgs:?}");
+    // The chat goes on from the shell.
+    let id = env.chat_ids().pop().unwrap();
+    env.run(&["chat", &id, "echo", "go on"]).success();
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_the_tools() {
+    let Some(inspector) = node_program("mcp-inspector", "@modelcontextprotocol/inspector") else {
+        return;
+    };
+    let env = world();
+    let home = format!("AI_CLI_HOME={}", env.path("home").display());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--cli",
+            "-e",
+            &home,
+            ai_bin().to_str().unwrap(),
+            "mcp",
+            "--kb",
+            "notes",
+            "--method",
+        ];
+        args.extend_from_slice(extra);
+        let out = env
+            .program(&inspector)
+            .args(&args)
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", env.path("bin").display()),
+            )
+            .run();
+        (out.status.code(), out.stdout, out.stderr)
+    };
+    let (code, out, err) = run(&["tools/list"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "list_knowledge_bases",
+            "search_notes",
+            "read_note",
+            "ask",
+            "list_chats",
+            "read_chat"
+        ]
+    );
+    let (code, out, err) = run(&[
+        "tools/call",
+        "--tool-name",
+        "search_notes",
+        "--tool-arg",
+        "query=backup",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["isError"], false);
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("backup.md")
+    );
+    let (code, out, err) = run(&[
+        "tools/call",
+        "--tool-name",
+        "ask",
+        "--tool-arg",
+        "model=echo",
+        "--tool-arg",
+        "prompt=hello from the inspector",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the inspector"),
+        "{out}"
+    );
+    assert_eq!(env.chat_ids().len(), 1);
+    // An error is one.
+    let (code, out, err) = run(&[
+        "tools/call",
+        "--tool-name",
+        "read_note",
+        "--tool-arg",
+        "base=private",
+        "--tool-arg",
+        "id=diary.md",
+    ]);
+    let all = format!("{out}{err}");
+    assert!(
+        code != Some(0) || all.contains("\"isError\": true"),
+        "{all}"
+    );
+    assert!(!all.contains("my secrets"), "{all}");
+}
