@@ -3,7 +3,7 @@
 use comfy_table::{Table, presets};
 use serde::Serialize;
 
-use crate::cli::KbAction;
+use crate::cli::{KbAction, ModelAction};
 use crate::config::kb::{BaseConfig, valid_name};
 use crate::config::{Config, Home};
 use crate::ctx::Ctx;
@@ -59,6 +59,76 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
         } => search(&ctx, &name, &query.join(" "), usize::from(k), json),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
         KbAction::Remove { name } => remove(&ctx, &name),
+        KbAction::Model { action } => model(&ctx, action),
+    }
+}
+
+/// `ai kb model pull | list | remove`: the local embedding models in `<home>/models/`.
+fn model(ctx: &Ctx, action: ModelAction) -> Result<()> {
+    use crate::kb::local::{Source, hub};
+    let home = &ctx.home.dir;
+    let source = |name: &str| -> Result<Source> {
+        let s = Source::parse(name.strip_prefix("local:").unwrap_or(name))?;
+        if matches!(s, Source::Folder(_)) {
+            return Err(Error::usage(format!(
+                "{name} is a folder; ai kb model works on models from the Hub"
+            ))
+            .hint("use a folder directly: ai kb add NAME DIR --embed local:/path/to/model"));
+        }
+        Ok(s)
+    };
+    match action {
+        ModelAction::Pull { name } => {
+            let s = source(&name)?;
+            let dir = hub::pull(home, &s, &ctx.ui)?;
+            // Checked as a model too: a repo of another kind is said now, not at the first sync.
+            let m = crate::kb::local::LocalModel::load(&dir, &s.spec())?;
+            ctx.ui.notice(&format!(
+                "ai: {} is a {} model with {} dimensions; use it with: ai kb add NAME DIR --embed {}",
+                s.spec(),
+                m.family_name(),
+                m.dims(),
+                s.spec()
+            ));
+            Ok(())
+        }
+        ModelAction::Remove { name } => {
+            let s = source(&name)?;
+            if hub::remove(home, &s)? {
+                ctx.ui.notice(&format!("ai: removed {}", s.spec()));
+                Ok(())
+            } else {
+                Err(Error::not_found(format!("{} is not downloaded", s.spec()))
+                    .hint("ai kb model list shows what is on disk"))
+            }
+        }
+        ModelAction::List { json } => {
+            let rows = hub::list(home);
+            if json {
+                return print_json(&rows);
+            }
+            let mut t = Table::new();
+            t.load_preset(presets::NOTHING);
+            t.set_header(vec![
+                "NAME",
+                "FAMILY",
+                "DIMS",
+                "SIZE",
+                "ON DISK",
+                "LANGUAGES",
+            ]);
+            for r in &rows {
+                t.add_row(vec![
+                    format!("{}{}", r.name, if r.default { " (default)" } else { "" }),
+                    r.family.clone(),
+                    r.dimensions.map(|d| d.to_string()).unwrap_or_default(),
+                    hub::human(r.size),
+                    if r.downloaded { "yes" } else { "no" }.to_owned(),
+                    r.languages.clone(),
+                ]);
+            }
+            output::print_stdout(&format!("{t}\n"))
+        }
     }
 }
 
@@ -103,6 +173,12 @@ fn add(ctx: &Ctx, name: &str, mut base: BaseConfig, json: bool) -> Result<()> {
     // the globs, the embedding provider and its key.
     kb::scan::Filter::new(&base.include, &base.exclude)?;
     let embedder = kb::sync_embedder(&ctx.config, &base, &ctx.ui)?;
+    // Saved as settled (`local` → `local:NAME`), so a later default does not change the base.
+    if let Some(e) = &embedder
+        && e.local()?.is_some()
+    {
+        base.embed = Some(e.spec().to_owned());
+    }
     let home = ctx.home.clone();
     let (config, ()) = Config::update(&home, |config| {
         if config.kb.bases.contains_key(name) {

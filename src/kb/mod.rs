@@ -18,6 +18,7 @@ mod glob;
 pub(crate) mod ground;
 pub(crate) mod lang;
 pub(crate) mod linked;
+pub(crate) mod local;
 pub(crate) mod note;
 mod progress;
 pub(crate) mod scan;
@@ -64,8 +65,12 @@ pub(crate) fn sync_embedder(
     ui: &Ui,
 ) -> Result<Option<embed::Embedder>> {
     match &base.embed {
-        Some(spec) => embed::Embedder::new(spec, base.dimensions, config)
-            .map(|e| Some(e.with_ui(*ui).with_task(base.task))),
+        Some(spec) => {
+            let e = embed::Embedder::new(spec, base.dimensions, config)?.with_ui(*ui).with_task(base.task);
+            // A local model is loaded (downloaded on first use) before the sync starts.
+            e.prepare()?;
+            Ok(Some(e))
+        }
         None => Ok(None),
     }
 }
@@ -97,6 +102,8 @@ impl Searcher {
                     Some(d) => d.parse().ok(),
                     None => configured.dimensions,
                 };
+                // A local model's size is its own.
+                let asked = asked.filter(|_| !embed::is_local(&spec, config));
                 match embed::Embedder::new(&spec, asked, config) {
                     Ok(e) => Some(e.with_ui(*ui).with_task(configured.task)),
                     Err(

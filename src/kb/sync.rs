@@ -695,12 +695,12 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
         .map(|(_, bytes)| embed::estimate_tokens_of(*bytes))
         .collect();
     let batches = embed::batches(&tokens, e.max_batch(), e.max_batch_tokens());
-    let mut progress = Progress::new(ui, "embedding batches", batches.len() as u64);
+    let mut progress = Progress::new(ui, "passages embedded", todo.len() as u64).with_rate();
     let mut dims: Option<usize> = ix.meta("dimensions")?.and_then(|d| d.parse().ok());
     let mut done = 0u64;
     let started = Instant::now();
-    for (i, range) in batches.iter().enumerate() {
-        progress.set(i as u64);
+    for range in &batches {
+        progress.set(done);
         if signal::interrupted() {
             progress.finish();
             return Err(Error::Interrupted);
@@ -778,10 +778,11 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
     progress.finish();
     if done > 0 {
         ui.notice(&format!(
-            "ai: embedded {done} passage{} with {} in {:.1}s",
+            "ai: embedded {done} passage{} with {} in {:.1}s ({:.0} passages/s)",
             if done == 1 { "" } else { "s" },
             e.spec(),
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            done as f64 / started.elapsed().as_secs_f64().max(0.001)
         ));
     }
     Ok(done)
