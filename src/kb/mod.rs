@@ -66,7 +66,9 @@ pub(crate) fn sync_embedder(
 ) -> Result<Option<embed::Embedder>> {
     match &base.embed {
         Some(spec) => {
-            let e = embed::Embedder::new(spec, base.dimensions, config)?.with_ui(*ui).with_task(base.task);
+            let e = embed::Embedder::new(spec, base.dimensions, config)?
+                .with_ui(*ui)
+                .with_task(base.task);
             // A local model is loaded (downloaded on first use) before the sync starts.
             e.prepare()?;
             Ok(Some(e))
