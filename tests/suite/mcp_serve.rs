@@ -540,3 +540,146 @@ fn the_inspector_cli_lists_and_calls_the_tools() {
     );
     assert!(!all.contains("my secrets"), "{all}");
 }
+
+/// `ai mcp ARGS` running with its stdin and stdout held: messages sent one at a time, answers
+/// read as they come.
+struct Live {
+    proc: Proc,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Live {
+    fn start(env: &Env, args: &[&str]) -> Live {
+        let mut all = vec!["mcp"];
+        all.extend_from_slice(args);
+        let mut proc = env
+            .command(&all)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start ai mcp");
+        let stdin = proc.stdin.take();
+        let stdout = proc.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value =
+                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut live = Live { proc, stdin, lines };
+        live.send(&init("2025-06-18"));
+        assert_eq!(live.answer(1)["result"]["serverInfo"]["name"], "ai");
+        live
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let pipe = self.stdin.as_mut().unwrap();
+        pipe.write_all(bytes).unwrap();
+        pipe.flush().unwrap();
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next message (a notification included).
+    fn next(&self) -> Value {
+        self.lines
+            .recv_timeout(DEADLINE)
+            .expect("ai mcp answered nothing")
+    }
+
+    /// The answer to request `id` (what comes before it, skipped).
+    fn answer(&self, id: impl Into<Value>) -> Value {
+        let id = id.into();
+        loop {
+            let v = self.next();
+            if v["id"] == id && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    /// Ask request `id` and wait for its answer.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id)
+    }
+}
+
+fn tool_call(id: u64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": args}})
+}
+
+#[test]
+fn sigterm_during_an_ask_ends_the_server_with_143_and_the_chat_saved() {
+    // Found by a hostile test: the ask was stopped, but `ai mcp` went on reading, and every
+    // later call failed at once ("ai exited with 143") since the signal stayed recorded.
+    let env = world();
+    let pid_file = env.path("state/gemini.pid");
+    let mut live = Live::start(&env, &[]);
+    live.send(&tool_call(
+        2,
+        "ask",
+        json!({"model": "gemini", "prompt": "tell me everything"}),
+    ));
+    assert!(
+        wait_for_file(&pid_file, DEADLINE),
+        "the backend never started"
+    );
+    let backend = read_pid(&pid_file);
+    signal(live.proc.pid(), libc::SIGTERM);
+    let answer = live.answer(2);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let status = live.proc.wait_status();
+    assert_eq!(status.code(), Some(143));
+    assert!(wait_gone(backend, DEADLINE), "the backend still runs");
+    let msgs = env.only_messages();
+    assert_eq!(msgs[0]["content"], "tell me everything");
+    assert_eq!(msgs[1]["interrupted"], true, "{msgs:?}");
+}
+
+#[test]
+fn a_line_over_the_limit_is_skipped_without_being_held_in_memory() {
+    // Found by a hostile test: the rest of an over-long line was read whole into memory (a
+    // client sending 200 MiB without a newline took 220 MB); and a line of exactly the limit
+    // swallowed the message after it.
+    let env = world();
+    let mut live = Live::start(&env, &[]);
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..96 {
+        live.send_raw(&chunk);
+    }
+    live.send_raw(b"\n");
+    let err = live.next();
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    assert_eq!(live.request(2, "ping", json!({}))["result"], json!({}));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", live.proc.pid())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(peak_kb < 48 * 1024, "ai mcp held {peak_kb} kB");
+    // A message of exactly the limit is still a message (not JSON here), and the next one is
+    // read as itself.
+    let mut exact = vec![b' '; 4 << 20];
+    exact[0] = b'x';
+    exact.push(b'\n');
+    live.send_raw(&exact);
+    assert_eq!(live.next()["error"]["code"], -32700);
+    assert_eq!(live.request(3, "ping", json!({}))["result"], json!({}));
+    drop(live.stdin.take());
+    assert!(live.proc.wait_status().success());
+}
