@@ -683,3 +683,55 @@ fn a_line_over_the_limit_is_skipped_without_being_held_in_memory() {
     drop(live.stdin.take());
     assert!(live.proc.wait_status().success());
 }
+
+#[test]
+fn long_arguments_get_a_short_readable_error() {
+    // Found by a hostile test: an unknown model of 500 KB came back whole in the error (a
+    // tool result of 500 KB); a query or an ID over 128 KiB failed with "ai could not run:
+    // Argument list too long"; a query that matched nothing was echoed whole.
+    let env = world();
+    let mut live = Live::start(&env, &[]);
+    let text = |v: &Value| {
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let huge = "m".repeat(500_000);
+    let a = live.request(
+        2,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"model": format!("nosuch{huge}"), "prompt": "hi"}}),
+    );
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(text(&a).len() < 8 * 1024, "{} bytes", text(&a).len());
+    for (id, tool, args) in [
+        (3, "search_notes", json!({"query": huge})),
+        (4, "read_note", json!({"base": "notes", "id": huge})),
+    ] {
+        let a = live.request(id, "tools/call", json!({"name": tool, "arguments": args}));
+        assert_eq!(a["result"]["isError"], true, "{a}");
+        let t = text(&a);
+        assert!(t.len() < 8 * 1024, "{} bytes", t.len());
+        assert!(!t.contains("Argument list too long"), "{t}");
+        assert!(t.contains("longer than"), "{t}");
+    }
+    let a = live.request(
+        5,
+        "tools/call",
+        json!({"name": "search_notes", "arguments": {"query": "zzqq ".repeat(3000)}}),
+    );
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    assert!(text(&a).starts_with("no notes match"), "{a}");
+    assert!(text(&a).len() < 1024, "{} bytes", text(&a).len());
+    // A long prompt goes on stdin: no such bound.
+    let prompt = "word ".repeat(40_000);
+    let a = live.request(
+        6,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"model": "echo", "prompt": prompt}}),
+    );
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    drop(live.stdin.take());
+    assert!(live.proc.wait_status().success());
+}
