@@ -338,6 +338,21 @@ fn handle(
     let id = map.get("id").cloned();
     let method = map.get("method").and_then(Value::as_str);
     let params = map.get("params").cloned().unwrap_or(Value::Null);
+    // A request whose method is not a string (or that has none and is no answer) would
+    // otherwise go unanswered, and its client wait for ever.
+    if let Some(id) = &id
+        && method.is_none()
+        && (map.contains_key("method")
+            || !(map.contains_key("result") || map.contains_key("error")))
+    {
+        let valid_id = id.is_string() || id.is_i64() || id.is_u64();
+        out.error(
+            if valid_id { id } else { &Value::Null },
+            -32600,
+            "a request names its method, a string",
+        );
+        return None;
+    }
     let (Some(method), Some(id)) = (method, id.clone()) else {
         // A notification, or an answer to a request of ours (there are none).
         if method == Some("notifications/cancelled")

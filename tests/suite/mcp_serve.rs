@@ -735,3 +735,28 @@ fn long_arguments_get_a_short_readable_error() {
     drop(live.stdin.take());
     assert!(live.proc.wait_status().success());
 }
+
+#[test]
+fn a_request_without_a_string_method_is_answered() {
+    // Found by a hostile test: `{"id": 7, "method": 5}` (or no method at all) got no answer,
+    // and a client waits for one for ever.
+    let env = world();
+    let answers = raw(
+        &env,
+        &[],
+        &[
+            init("2025-06-18"),
+            json!({"jsonrpc": "2.0", "id": 7, "method": 5}),
+            json!({"jsonrpc": "2.0", "id": "x"}),
+            json!({"jsonrpc": "2.0", "id": 8, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+        ],
+    );
+    assert_eq!(answers[1]["id"], 7);
+    assert_eq!(answers[1]["error"]["code"], -32600);
+    assert_eq!(answers[2]["id"], "x");
+    assert_eq!(answers[2]["error"]["code"], -32600);
+    // An answer (to a request the server never sent) is not answered.
+    assert_eq!(answers[3], json!({"jsonrpc": "2.0", "id": 9, "result": {}}));
+    assert_eq!(answers.len(), 4);
+}
