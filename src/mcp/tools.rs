@@ -603,14 +603,18 @@ fn ask(
     if let Some(m) = &model {
         // Known to `ai`: never prompt text.
         let config = crate::config::Home::locate().and_then(|h| crate::config::Config::load(&h));
-        let known = config
-            .as_ref()
-            .ok()
-            .and_then(|c| crate::alias::resolve(m, c).ok().flatten());
-        if known.is_none() {
-            return Err(match &config {
-                Ok(c) => crate::alias::unknown(m, c).to_string(),
-                Err(e) => e.to_string(),
+        let refused = match &config {
+            Ok(c) => match crate::alias::resolve(m, c) {
+                Ok(Some(_)) => None,
+                Ok(None) => Some(crate::alias::unknown(m, c)),
+                Err(e) => Some(e),
+            },
+            Err(e) => Some(crate::error::Error::config(e.to_string())),
+        };
+        if let Some(e) = refused {
+            return Err(match e.hint_text() {
+                Some(h) => format!("{e} ({h})"),
+                None => e.to_string(),
             });
         }
         cmd.push(m.clone());

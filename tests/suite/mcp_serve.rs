@@ -760,3 +760,43 @@ fn a_request_without_a_string_method_is_answered() {
     assert_eq!(answers[3], json!({"jsonrpc": "2.0", "id": 9, "result": {}}));
     assert_eq!(answers.len(), 4);
 }
+
+#[test]
+fn a_model_name_that_is_an_option_never_reaches_a_backend() {
+    // Found by a hostile test: `ask` with model "gemini:--yolo" ran `gemini -m --yolo` (and
+    // "ollama:--verbose" ran `ollama run --verbose`): a model or an agent could turn on a
+    // backend's auto-approval of its own tools through the model name.
+    let env = world();
+    for b in ["claude", "codex", "gemini", "qwen", "ollama"] {
+        env.install(b);
+    }
+    let mut live = Live::start(&env, &[]);
+    for (id, model) in [
+        (2, "gemini:--yolo"),
+        (3, "claude:--dangerously-skip-permissions"),
+        (4, "codex:--dangerously-bypass-approvals-and-sandbox"),
+        (5, "ollama:--verbose"),
+        (6, "qwen:-y@high"),
+    ] {
+        let a = live.request(
+            id,
+            "tools/call",
+            json!({"name": "ask", "arguments": {"model": model, "prompt": "hi"}}),
+        );
+        assert_eq!(a["result"]["isError"], true, "{model}: {a}");
+        let text = a["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("cannot begin with '-'"), "{model}: {text}");
+    }
+    drop(live.stdin.take());
+    assert!(live.proc.wait_status().success());
+    assert!(env.calls().is_empty(), "a backend ran: {:?}", env.calls());
+    assert!(env.chat_ids().is_empty(), "an error made a chat");
+    // The same from the shell.
+    let out = env.run(&["ollama:--verbose", "hi"]).code(2);
+    assert!(
+        out.stderr.contains("cannot begin with '-'"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.calls().is_empty());
+}
