@@ -76,6 +76,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -93,6 +95,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API for models, calls and chats on 127.0.0.1')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -152,6 +155,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -161,6 +166,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
@@ -176,6 +182,15 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;chat;list' {
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most N chats (0: all)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;chat;search' {
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most N chats (0: all)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of text')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -244,6 +259,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -284,6 +301,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;chat;help' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
@@ -297,6 +315,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat;help;list' {
+            break
+        }
+        'ai;chat;help;search' {
             break
         }
         'ai;chat;help;show' {
@@ -352,6 +373,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With run: do not ask before running the command')
             [CompletionResult]::new('--no-stdin', '--no-stdin', [CompletionResultType]::ParameterName, 'Do not read standard input, even when it is not a terminal')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
+            [CompletionResult]::new('--continue', '--continue', [CompletionResultType]::ParameterName, 'Continue the most recently used chat, as `ai reply` does')
             [CompletionResult]::new('--no-chat', '--no-chat', [CompletionResultType]::ParameterName, 'Do not save this prompt as a chat')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting')
             [CompletionResult]::new('--no-kb', '--no-kb', [CompletionResultType]::ParameterName, 'No knowledge base for this call (not the chat''s, nor config "kb.default")')
@@ -371,6 +394,16 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--idle-timeout', '--idle-timeout', [CompletionResultType]::ParameterName, 'Close a connection whose request has not fully arrived after this many seconds')
             [CompletionResult]::new('--max-output', '--max-output', [CompletionResultType]::ParameterName, 'The most output of one `ai` child kept in memory (one line of it, or a whole list); beyond it the child is stopped and the call fails with 502')
             [CompletionResult]::new('--no-auth', '--no-auth', [CompletionResultType]::ParameterName, 'Require no token (loopback only)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;usage' {
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only replies of this last while: a number and s, m, h, d or w (e.g. 7d)')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'Group by model (provider:model), provider, or day')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -510,6 +543,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('chat', 'chat', [CompletionResultType]::ParameterValue, 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them')
             [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Continue the most recently used chat')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the HTTP API for models, calls and chats on 127.0.0.1')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -529,6 +563,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;help;chat' {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List chats, most recently used first')
+            [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show a chat''s messages')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a chat as Markdown or JSON (both import back unchanged)')
             [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Create a chat from an export (FILE, or - for standard input); prints its ID')
@@ -541,6 +576,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;chat;list' {
+            break
+        }
+        'ai;help;chat;search' {
             break
         }
         'ai;help;chat;show' {
@@ -574,6 +612,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;serve' {
+            break
+        }
+        'ai;help;usage' {
             break
         }
         'ai;help;mcp' {

@@ -46,6 +46,9 @@ _ai() {
             ai,serve)
                 cmd="ai__subcmd__serve"
                 ;;
+            ai,usage)
+                cmd="ai__subcmd__usage"
+                ;;
             ai__subcmd__chat,compact)
                 cmd="ai__subcmd__chat__subcmd__compact"
                 ;;
@@ -75,6 +78,9 @@ _ai() {
                 ;;
             ai__subcmd__chat,retry)
                 cmd="ai__subcmd__chat__subcmd__retry"
+                ;;
+            ai__subcmd__chat,search)
+                cmd="ai__subcmd__chat__subcmd__search"
                 ;;
             ai__subcmd__chat,show)
                 cmd="ai__subcmd__chat__subcmd__show"
@@ -109,6 +115,9 @@ _ai() {
             ai__subcmd__chat__subcmd__help,retry)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__retry"
                 ;;
+            ai__subcmd__chat__subcmd__help,search)
+                cmd="ai__subcmd__chat__subcmd__help__subcmd__search"
+                ;;
             ai__subcmd__chat__subcmd__help,show)
                 cmd="ai__subcmd__chat__subcmd__help__subcmd__show"
                 ;;
@@ -142,6 +151,9 @@ _ai() {
             ai__subcmd__help,serve)
                 cmd="ai__subcmd__help__subcmd__serve"
                 ;;
+            ai__subcmd__help,usage)
+                cmd="ai__subcmd__help__subcmd__usage"
+                ;;
             ai__subcmd__help__subcmd__chat,compact)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__compact"
                 ;;
@@ -168,6 +180,9 @@ _ai() {
                 ;;
             ai__subcmd__help__subcmd__chat,retry)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__retry"
+                ;;
+            ai__subcmd__help__subcmd__chat,search)
+                cmd="ai__subcmd__help__subcmd__chat__subcmd__search"
                 ;;
             ai__subcmd__help__subcmd__chat,show)
                 cmd="ai__subcmd__help__subcmd__chat__subcmd__show"
@@ -248,7 +263,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve mcp kb help"
+            opts="-F -q -y -c -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve usage mcp kb help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -306,7 +321,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat)
-            opts="-F -q -y -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list show export import delete rename retry compact gc new help"
+            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list search show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -436,7 +451,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__help)
-            opts="list show export import delete rename retry compact gc new help"
+            opts="list search show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -589,6 +604,20 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__chat__subcmd__help__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__chat__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -672,7 +701,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__retry)
-            opts="-F -q -y -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -729,6 +758,24 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__chat__subcmd__search)
+            opts="-q -h --json --limit --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__chat__subcmd__show)
             opts="-q -h --json --stats --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -772,7 +819,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help)
-            opts="init list default completions chat reply serve mcp kb help"
+            opts="init list default completions chat reply serve usage mcp kb help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -786,7 +833,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__chat)
-            opts="list show export import delete rename retry compact gc new"
+            opts="list search show export import delete rename retry compact gc new"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -912,6 +959,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__chat__subcmd__retry)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__chat__subcmd__search)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1150,6 +1211,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__usage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1480,7 +1555,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__reply)
-            opts="-F -q -y -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1570,6 +1645,28 @@ _ai() {
                     ;;
                 --max-output)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__usage)
+            opts="-q -h --since --by --json --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -W "model provider day" -- "${cur}"))
                     return 0
                     ;;
                 *)

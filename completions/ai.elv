@@ -73,6 +73,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -90,6 +92,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+            cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -144,6 +147,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -153,6 +158,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand list 'List chats, most recently used first'
+            cand search 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
             cand show 'Show a chat''s messages'
             cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
             cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -167,6 +173,14 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;chat;list'= {
             cand --limit 'Show at most N chats (0: all)'
             cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;chat;search'= {
+            cand --limit 'Show at most N chats (0: all)'
+            cand --json 'Print JSON instead of text'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
@@ -229,6 +243,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -265,6 +281,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;chat;help'= {
             cand list 'List chats, most recently used first'
+            cand search 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
             cand show 'Show a chat''s messages'
             cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
             cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -277,6 +294,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;chat;help;list'= {
+        }
+        &'ai;chat;help;search'= {
         }
         &'ai;chat;help;show'= {
         }
@@ -321,6 +340,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -y 'With run: do not ask before running the command'
             cand --yes 'With run: do not ask before running the command'
             cand --no-stdin 'Do not read standard input, even when it is not a terminal'
+            cand -c 'Continue the most recently used chat, as `ai reply` does'
+            cand --continue 'Continue the most recently used chat, as `ai reply` does'
             cand --no-chat 'Do not save this prompt as a chat'
             cand --no-wait 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
             cand --no-kb 'No knowledge base for this call (not the chat''s, nor config "kb.default")'
@@ -339,6 +360,15 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --idle-timeout 'Close a connection whose request has not fully arrived after this many seconds'
             cand --max-output 'The most output of one `ai` child kept in memory (one line of it, or a whole list); beyond it the child is stopped and the call fails with 502'
             cand --no-auth 'Require no token (loopback only)'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;usage'= {
+            cand --since 'Only replies of this last while: a number and s, m, h, d or w (e.g. 7d)'
+            cand --by 'Group by model (provider:model), provider, or day'
+            cand --json 'Print JSON instead of a table'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
@@ -459,6 +489,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand chat 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
             cand reply 'Continue the most recently used chat'
             cand serve 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+            cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -473,6 +504,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;help;chat'= {
             cand list 'List chats, most recently used first'
+            cand search 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
             cand show 'Show a chat''s messages'
             cand export 'Print a chat as Markdown or JSON (both import back unchanged)'
             cand import 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -484,6 +516,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand new 'Create an empty chat and print its ID (for scripts)'
         }
         &'ai;help;chat;list'= {
+        }
+        &'ai;help;chat;search'= {
         }
         &'ai;help;chat;show'= {
         }
@@ -506,6 +540,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;reply'= {
         }
         &'ai;help;serve'= {
+        }
+        &'ai;help;usage'= {
         }
         &'ai;help;mcp'= {
         }

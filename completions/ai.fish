@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= h/help V/version
+    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -43,6 +43,7 @@ complete -c ai -n "__fish_ai_needs_command" -l cmd -d 'The reply is one shell co
 complete -c ai -n "__fish_ai_needs_command" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
 complete -c ai -n "__fish_ai_needs_command" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_needs_command" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_needs_command" -s c -l continue -d 'Continue the most recently used chat, as `ai reply` does'
 complete -c ai -n "__fish_ai_needs_command" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_needs_command" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_needs_command" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
@@ -57,6 +58,7 @@ complete -c ai -n "__fish_ai_needs_command" -a "completions" -d 'Print a shell c
 complete -c ai -n "__fish_ai_needs_command" -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
 complete -c ai -n "__fish_ai_needs_command" -a "reply" -d 'Continue the most recently used chat'
 complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+complete -c ai -n "__fish_ai_needs_command" -a "usage" -d 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
 complete -c ai -n "__fish_ai_needs_command" -a "mcp" -d 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
 complete -c ai -n "__fish_ai_needs_command" -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
 complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -71,46 +73,52 @@ complete -c ai -n "__fish_ai_using_subcommand default" -s q -l quiet -d 'Print o
 complete -c ai -n "__fish_ai_using_subcommand default" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l json-stream -d 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l cmd -d 'The reply is one shell command for this system, printed bare'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s y -l yes -d 'With run: do not ask before running the command'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-chat -d 'Do not save this prompt as a chat'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s i -l interactive -d 'A conversation at the terminal: each line you type is one turn of the chat (`ai -i MODEL`, `ai chat ID -i`)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "list" -d 'List chats, most recently used first'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "show" -d 'Show a chat\'s messages'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "export" -d 'Print a chat as Markdown or JSON (both import back unchanged)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "import" -d 'Create a chat from an export (FILE, or - for standard input); prints its ID'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "delete" -d 'Delete chats (waits for a turn in progress on them)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "rename" -d 'Give a chat a title'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "retry" -d 'Resend the prompt of a turn that failed'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "compact" -d 'Summarize all but the newest exchanges with the chat\'s own model; the summary is sent in their place from then on (the messages stay on disk)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "gc" -d 'Delete chats not used for a while'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "new" -d 'Create an empty chat and print its ID (for scripts)'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list show export import delete rename retry compact gc new help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l kb -d 'Ground the answer in a knowledge base (repeat for several); a chat remembers them' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l data -d 'A JSON document the model can query with tools (repeat: primary, secondary)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l tools-file -d 'Domain tools over the --data documents, declared in a JSON file' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l json-stream -d 'JSON lines on stdout as the reply streams (for programs such as `ai serve`)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l yolo -d 'Let the backend act without asking (each CLI\'s auto-approve flag)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l cmd -d 'The reply is one shell command for this system, printed bare'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s y -l yes -d 'With run: do not ask before running the command'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s c -l continue -d 'Continue the most recently used chat, as `ai reply` does'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l no-chat -d 'Do not save this prompt as a chat'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s i -l interactive -d 'A conversation at the terminal: each line you type is one turn of the chat (`ai -i MODEL`, `ai chat ID -i`)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l tools -d 'Let the model search the knowledge bases itself, with tools (HTTP providers)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "list" -d 'List chats, most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "search" -d 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "show" -d 'Show a chat\'s messages'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "export" -d 'Print a chat as Markdown or JSON (both import back unchanged)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "import" -d 'Create a chat from an export (FILE, or - for standard input); prints its ID'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "delete" -d 'Delete chats (waits for a turn in progress on them)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "rename" -d 'Give a chat a title'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "retry" -d 'Resend the prompt of a turn that failed'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "compact" -d 'Summarize all but the newest exchanges with the chat\'s own model; the summary is sent in their place from then on (the messages stay on disk)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "gc" -d 'Delete chats not used for a while'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "new" -d 'Create an empty chat and print its ID (for scripts)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -l limit -d 'Show at most N chats (0: all)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from search" -l limit -d 'Show at most N chats (0: all)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from search" -l json -d 'Print JSON instead of text'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from search" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from search" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -l json -d 'Print JSON instead of text'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -l stats -d 'Counts instead of messages: messages, estimated tokens, reported usage, models'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -145,6 +153,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s c -l continue -d 'Continue the most recently used chat, as `ai reply` does'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
@@ -165,6 +174,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from new" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "list" -d 'List chats, most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "search" -d 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show a chat\'s messages'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "export" -d 'Print a chat as Markdown or JSON (both import back unchanged)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "import" -d 'Create a chat from an export (FILE, or - for standard input); prints its ID'
@@ -194,6 +204,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l cmd -d 'The reply is one
 complete -c ai -n "__fish_ai_using_subcommand reply" -l run -d 'Like --cmd, then show it, ask, and run it with your shell (exit with its code)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s y -l yes -d 'With run: do not ask before running the command'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-stdin -d 'Do not read standard input, even when it is not a terminal'
+complete -c ai -n "__fish_ai_using_subcommand reply" -s c -l continue -d 'Continue the most recently used chat, as `ai reply` does'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-chat -d 'Do not save this prompt as a chat'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-wait -d 'Fail at once (exit 75) when the chat is in use by another call, instead of waiting'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l no-kb -d 'No knowledge base for this call (not the chat\'s, nor config "kb.default")'
@@ -210,6 +221,13 @@ complete -c ai -n "__fish_ai_using_subcommand serve" -l max-output -d 'The most 
 complete -c ai -n "__fish_ai_using_subcommand serve" -l no-auth -d 'Require no token (loopback only)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand usage" -l since -d 'Only replies of this last while: a number and s, m, h, d or w (e.g. 7d)' -r
+complete -c ai -n "__fish_ai_using_subcommand usage" -l by -d 'Group by model (provider:model), provider, or day' -r -f -a "model\t''
+provider\t''
+day\t''"
+complete -c ai -n "__fish_ai_using_subcommand usage" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand usage" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand usage" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand mcp" -l kb -d 'The knowledge bases to offer (repeat or comma-separate; default: all)' -r
 complete -c ai -n "__fish_ai_using_subcommand mcp" -l models -d 'The models `ask` may use (comma-separated aliases; default: every alias)' -r
 complete -c ai -n "__fish_ai_using_subcommand mcp" -l timeout -d 'Stop an `ask` after this many seconds (default 600)' -r
@@ -263,17 +281,19 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print one note'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "reply" -d 'Continue the most recently used chat'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "mcp" -d 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve mcp kb help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "reply" -d 'Continue the most recently used chat'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "usage" -d 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "mcp" -d 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "list" -d 'List chats, most recently used first'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "search" -d 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "show" -d 'Show a chat\'s messages'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "export" -d 'Print a chat as Markdown or JSON (both import back unchanged)'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "import" -d 'Create a chat from an export (FILE, or - for standard input); prints its ID'

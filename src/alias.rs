@@ -123,6 +123,51 @@ pub(crate) fn resolve(word: &str, config: &Config) -> Result<Option<Route>> {
     Ok(None)
 }
 
+/// A model that can answer here, for hints that name one: an installed CLI's alias, then an
+/// HTTP API whose key is set (its `ai init` alias, or `provider:model`), then the config's own
+/// aliases. `None` when nothing can (then `ai init` or `echo` is the way on).
+pub(crate) fn usable(config: &Config) -> Option<String> {
+    use crate::backend::cli::find_program;
+    let works = |word: &str| -> bool {
+        let Ok(Some(route)) = resolve(word, config) else {
+            return false;
+        };
+        match &route.provider {
+            Provider::Cli(c) => find_program(c.name()).is_some(),
+            Provider::Custom(name) => config
+                .backends
+                .get(name)
+                .is_some_and(|b| find_program(&b.program).is_some()),
+            Provider::Http(_) => crate::backend::check(&route, config).is_ok(),
+            Provider::Echo => false,
+        }
+    };
+    let mut words: Vec<String> = ["sonnet", "codex", "gemini", "qwen"]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .collect();
+    for (a, p, m) in crate::builtin::API_MODELS {
+        words.push(if config.aliases.contains_key(*a) {
+            (*a).to_owned()
+        } else {
+            format!("{p}:{m}")
+        });
+    }
+    words.extend(config.aliases.keys().cloned());
+    words.into_iter().find(|w| works(w))
+}
+
+/// The hint for a call that needs a default model when none is set.
+pub(crate) fn default_hint(config: &Config) -> String {
+    match usable(config) {
+        Some(a) => format!("set a default: ai default {a}"),
+        None => {
+            "run `ai init` to find the models you can use here (`ai echo \"hi\"` works without any)"
+                .to_owned()
+        }
+    }
+}
+
 /// Does a word look like it was meant as a model (so an unknown one is an error, not a prompt)?
 pub(crate) fn looks_like_model(word: &str, config: &Config) -> bool {
     if word.is_empty() || word.chars().any(char::is_whitespace) {
@@ -151,7 +196,7 @@ pub(crate) fn suggestions(word: &str, config: &Config) -> Vec<String> {
 }
 
 /// Levenshtein distance, small strings only.
-fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "ai",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  ai echo \"hello\"                 try it with no AI installed\n  ai sonnet \"explain recursion\"\n  ai claude:opus@high \"review this\" -F src/\n  cat main.rs | ai gpt \"what does this do?\"\n  ai sonnet -- \"-v means verbose?\"     prompt words after -- are never options\n\nRun `ai list` for every alias."
+    after_help = "Examples:\n  ai echo \"hello\"                 try it with no AI installed\n  ai sonnet \"explain recursion\"\n  ai claude:opus@high \"review this\" -F src/\n  cat main.rs | ai gpt \"what does this do?\"\n  ai sonnet -- \"-v means verbose?\"     prompt words after -- are never options\n  ai -- models                     a one-word prompt that looks like a command goes after --\n  ai -c \"and then?\"                continue the last chat\n\nRun `ai list` for every alias."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -89,6 +89,10 @@ pub(crate) struct CallArgs {
     /// Continue chat ID (or start a chat with this name: letters, digits, - and _).
     #[arg(long, value_name = "ID")]
     pub(crate) chat: Option<String>,
+
+    /// Continue the most recently used chat, as `ai reply` does.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["chat", "no_chat"])]
+    pub(crate) continue_last: bool,
 
     /// Do not save this prompt as a chat.
     #[arg(long, conflicts_with = "chat")]
@@ -235,6 +239,19 @@ pub(crate) enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1024..))]
         max_output: u64,
     },
+    /// Tokens and cost of past replies, from what the chats record (estimated where the
+    /// backend reported none, and marked so).
+    Usage {
+        /// Only replies of this last while: a number and s, m, h, d or w (e.g. 7d).
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        since: Option<Duration>,
+        /// Group by model (provider:model), provider, or day.
+        #[arg(long, value_enum, default_value_t = UsageBy::Model)]
+        by: UsageBy,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve your notes, chats and models to an agent as MCP tools (stdin/stdout).
     Mcp {
         /// The knowledge bases to offer (repeat or comma-separate; default: all).
@@ -352,6 +369,19 @@ pub(crate) enum ChatAction {
         #[arg(long, value_name = "N", default_value_t = 50)]
         limit: usize,
     },
+    /// Find chats by their words: every word, in any order and any case, in the title or
+    /// the messages. Most recently used first.
+    Search {
+        /// The words to find.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N chats (0: all).
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+    },
     /// Show a chat's messages.
     Show {
         id: String,
@@ -447,6 +477,13 @@ pub(crate) fn parse_age(s: &str) -> std::result::Result<Duration, String> {
         _ => return Err(format!("'{s}' is not an age like 30d, 12h or 2w")),
     };
     Ok(Duration::from_secs(n.saturating_mul(secs)))
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum UsageBy {
+    Model,
+    Provider,
+    Day,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

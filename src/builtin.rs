@@ -53,3 +53,16 @@ pub(crate) const BUILTIN: &[(&str, &str, &str)] = &[
     // No AI at all: replies with an account of what it received.
     ("echo", "echo", "echo"),
 ];
+
+/// Aliases `ai init` offers for the HTTP APIs whose key it finds (alias, provider, model); the
+/// first of each provider is the one it makes the default when nothing else answers.
+pub(crate) const API_MODELS: &[(&str, &str, &str)] = &[
+    ("claude-sonnet", "anthropic", "claude-sonnet-4-5"),
+    ("claude-haiku", "anthropic", "claude-haiku-4-5"),
+    ("claude-opus", "anthropic", "claude-opus-4-5"),
+    ("gpt-5-mini", "openai", "gpt-5-mini"),
+    ("gpt-5", "openai", "gpt-5"),
+    ("gpt-4.1", "openai", "gpt-4.1"),
+    ("gemini-flash", "gemini-api", "gemini-2.5-flash"),
+    ("gemini-pro", "gemini-api", "gemini-2.5-pro"),
+];

@@ -110,6 +110,27 @@ pub(crate) fn run(
         ))
         .hint("to ask several models at once, leave out `chat`; to continue a chat, name its ID"));
     }
+    if let Some(budget) = &ctx.config.budget
+        && !args.dry_run
+    {
+        // A call to a paid model (or to one not known to be free) is weighed against the
+        // month's spend before anything is sent.
+        let routes: Vec<crate::alias::Route> = if turn_models.is_empty() {
+            match (&target, crate::route::default(&ctx.config)) {
+                (Target::New(_), Ok(r)) => vec![r],
+                _ => Vec::new(),
+            }
+        } else {
+            turn_models.clone()
+        };
+        let free = !routes.is_empty()
+            && routes
+                .iter()
+                .all(|r| crate::prices::is_free(r.provider.name(), &r.model));
+        if !free {
+            crate::usage::check_budget(&ctx.store, budget, &|m| ctx.ui.warn(m))?;
+        }
+    }
     if turn_models.len() > 1 {
         return several(&ctx, &opts, turn, turn_models, save, target);
     }

@@ -2,6 +2,16 @@
 //!
 //! The whole program lives in this library so that the fuzz targets (`fuzz/`) can reach its
 //! parsers; `main.rs` only calls [`main`]. Nothing here is a stable API.
+//!
+//! One process runs one call (review R2-2). Three things are process-wide on purpose and are
+//! set only at the start of a call or by the call's own turn: `--json-stream` mode
+//! (`output::set_json_stream`), the chat the call writes to (`output::set_call_chat`, named by
+//! the `--json-stream` error line) and the signal state (`signal`). `ai a b c "…"` runs its
+//! turns on threads (`several.rs`): each sets the call's chat, the last one winning, which is
+//! harmless only because the one reader, `--json-stream`, refuses several models (tested in
+//! `tests/suite/several.rs`). A host that needs more than one turn at a time runs
+//! `ai --json-stream` children, as `ai serve` does; an in-process host would first have to
+//! pass these down a turn instead.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod alias;
@@ -27,6 +37,7 @@ mod mcp;
 mod modes;
 mod output;
 mod present;
+mod prices;
 mod reserved;
 mod route;
 mod sanitize;
@@ -37,6 +48,7 @@ mod signal;
 mod target;
 mod tools;
 mod turn;
+mod usage;
 
 use clap::Parser;
 
@@ -96,25 +108,43 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     let ui = Ui::new(cli.call.quiet);
     match cli.command {
         // `-i`: a session of turns (nothing of its line editor runs otherwise).
-        None if cli.call.interactive => {
-            session::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words))
-        }
+        None if cli.call.interactive => session::run(
+            continued(Entry::Top, &cli.call)?,
+            &cli.call,
+            &cli.words,
+            literal_from(&cli.words),
+        ),
         Some(Command::Chat {
             action: None,
             call,
             words,
-        }) if call.interactive => session::run(Entry::Chat, &call, &words, literal_from(&words)),
+        }) if call.interactive => session::run(
+            continued(Entry::Chat, &call)?,
+            &call,
+            &words,
+            literal_from(&words),
+        ),
         Some(Command::Reply { call, words }) if call.interactive => {
             session::run(Entry::Reply, &call, &words, literal_from(&words))
         }
-        None => call::run(Entry::Top, &cli.call, &cli.words, literal_from(&cli.words)),
+        None => call::run(
+            continued(Entry::Top, &cli.call)?,
+            &cli.call,
+            &cli.words,
+            literal_from(&cli.words),
+        ),
         // Options written before a command word were moved after it (`cli::hoist_options`), so
         // a command's options are its own; only the global `-q` is also seen at the top.
         Some(Command::Chat {
             action: None,
             call,
             words,
-        }) => call::run(Entry::Chat, &call, &words, literal_from(&words)),
+        }) => call::run(
+            continued(Entry::Chat, &call)?,
+            &call,
+            &words,
+            literal_from(&words),
+        ),
         Some(Command::Chat {
             action: Some(action),
             ..
@@ -128,6 +158,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
             commands::default::run(alias.as_deref(), clear, &ui)
         }
         Some(Command::Completions { shell }) => commands::completions::run(shell),
+        Some(Command::Usage { since, by, json }) => commands::usage::run(since, by, json, &ui),
         Some(Command::Kb { action }) => commands::kb::run(action, cli.call.quiet),
         Some(Command::Mcp {
             kb,
@@ -173,6 +204,21 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
     }
 }
 
+/// `-c`/`--continue` makes a call continue the most recent chat, as `ai reply` does; with
+/// `ai chat` (which names a chat, or starts one) it is a contradiction.
+fn continued(entry: Entry, call: &cli::CallArgs) -> Result<Entry> {
+    if !call.continue_last {
+        return Ok(entry);
+    }
+    match entry {
+        Entry::Chat => Err(error::Error::usage(
+            "-c continues the most recent chat, and `ai chat` names a chat or starts one",
+        )
+        .hint("leave out one of them: ai -c \"…\" or ai chat ID \"…\"")),
+        Entry::Top | Entry::Reply => Ok(Entry::Reply),
+    }
+}
+
 /// Put prompt arguments that start with `-` back where clap saw placeholders.
 fn restore_words(cli: &mut Cli, hidden: &[String]) {
     cli::restore(&mut cli.words, hidden);
@@ -181,6 +227,10 @@ fn restore_words(cli: &mut Cli, hidden: &[String]) {
             action: Some(ChatAction::Rename { title, .. }),
             ..
         }) => cli::restore(title, hidden),
+        Some(Command::Chat {
+            action: Some(ChatAction::Search { text, .. }),
+            ..
+        }) => cli::restore(text, hidden),
         Some(Command::Chat { words, .. } | Command::Reply { words, .. }) => {
             cli::restore(words, hidden)
         }
@@ -191,11 +241,18 @@ fn restore_words(cli: &mut Cli, hidden: &[String]) {
 fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
     use commands::chat;
     if let ChatAction::Retry { id, model, call } = action {
+        if call.continue_last {
+            return Err(error::Error::usage("-c cannot be used with `chat retry`")
+                .hint("name the chat: ai chat retry ID"));
+        }
         return commands::retry::run(&call, &id, model.as_deref());
     }
     let ctx = ctx::Ctx::load(quiet)?;
     match action {
         ChatAction::List { json, limit } => chat::list(&ctx, json, limit),
+        ChatAction::Search { text, json, limit } => {
+            chat::search(&ctx, &text.join(" "), json, limit)
+        }
         ChatAction::Show { id, json, stats } => chat::show(&ctx, &id, json, stats),
         ChatAction::Export { id, format } => commands::export::export(&ctx, &id, format),
         ChatAction::Import { file } => commands::export::import(&ctx, &file),

@@ -123,7 +123,9 @@ pub(crate) enum StreamLine<'a> {
 /// The chat of the call under way, once it has one: named by its `--json-stream` error line.
 static CALL_CHAT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
-/// The call writes to chat `id` (created or continued).
+/// The call writes to chat `id` (created or continued). Process-wide: under `ai a b c` each
+/// turn sets it and the last wins, harmless only while `--json-stream` (its one reader) takes
+/// one model; see the crate's `//!` (R2-2).
 pub(crate) fn set_call_chat(id: &str) {
     if let Ok(mut chat) = CALL_CHAT.lock() {
         *chat = Some(id.to_owned());

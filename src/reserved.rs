@@ -97,6 +97,16 @@ pub(crate) fn is_command(word: &str) -> bool {
     tables().top.iter().any(|w| w == word)
 }
 
+/// The top-level command words (`list`, `chat`, …, `help`).
+pub(crate) fn top_commands() -> &'static [String] {
+    &tables().top
+}
+
+/// The actions of `chat` (`list`, `show`, …, `help`).
+pub(crate) fn chat_actions() -> &'static [String] {
+    &tables().chat
+}
+
 /// Is `word` an action of `chat` (`list`, `show`, `delete`, …)?
 pub(crate) fn is_chat_action(word: &str) -> bool {
     tables().chat.iter().any(|w| w == word)

@@ -48,8 +48,12 @@ pub(crate) fn of_origin(origin: &Origin, config: &Config) -> Option<Route> {
 /// The route of `default_alias`, when the call names no model.
 pub(crate) fn default(config: &Config) -> Result<Route> {
     let Some(name) = config.default_alias.as_deref() else {
-        return Err(Error::usage("no model named, and no default model is set")
-            .hint("name one (ai sonnet \"…\"), or set a default: ai default sonnet"));
+        return Err(
+            Error::usage("no model named, and no default model is set").hint(format!(
+                "name one (`ai list` shows them all), or {}",
+                alias::default_hint(config)
+            )),
+        );
     };
     match alias::resolve(name, config)? {
         Some(route) => Ok(route),

@@ -24,6 +24,8 @@ mod config_check;
 mod config_file;
 #[path = "suite/errors.rs"]
 mod errors;
+#[path = "suite/everyday.rs"]
+mod everyday;
 #[path = "suite/files.rs"]
 mod files;
 #[path = "suite/guard.rs"]

@@ -7,5 +7,7 @@ pub(crate) mod lock;
 pub(crate) mod parse;
 pub(crate) mod read;
 pub(crate) mod record;
+pub(crate) mod scan;
+pub(crate) mod search;
 pub(crate) mod store;
 pub(crate) mod window;

@@ -195,6 +195,13 @@ pub(crate) fn row(id: &str, path: &Path, is_legacy: bool, mtime: SystemTime) -> 
         }
         Err(Refused::Io(e)) => return damaged(format!("(unreadable: {e})")),
     };
+    // A new chat's header reaches the disk with its first turn (one sync for both): a crash
+    // before that turn was saved can leave the name with nothing in it.
+    if !is_legacy && file.metadata().is_ok_and(|m| m.len() == 0) {
+        return damaged(format!(
+            "(empty: its first turn was never saved; ai chat delete {id})"
+        ));
+    }
     let summary = if is_legacy {
         legacy_summary(id, file, path)
     } else {

@@ -81,6 +81,7 @@ impl Store {
                         torn_at: None,
                         legacy: None,
                         legacy_prefix: None,
+                        new_in: Some(self.dir.clone()),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -191,6 +192,7 @@ impl Store {
             torn_at: None,
             legacy: Some(path.to_owned()),
             legacy_prefix: Some(prefix),
+            new_in: None,
         }))
     }
 
@@ -251,25 +253,24 @@ impl Store {
     }
 }
 
-/// Create the chat file `path` whole: the header goes to a locked temp file, is synced, and
-/// only then is linked to the chat's name (`link` never replaces: `AlreadyExists` means another
-/// call has the name). So nobody ever sees the file without its header, and a failed write
-/// (a full disk) leaves nothing that blocks the name. The returned file is locked.
+/// Create the chat file `path` whole: the header goes to a locked temp file, and only then is
+/// linked to the chat's name (`link` never replaces: `AlreadyExists` means another call has the
+/// name). So nobody ever sees the file without its header, and a failed write (a full disk)
+/// leaves nothing that blocks the name. The returned file is locked.
+///
+/// Nothing is synced here: the first append syncs the header with the turn (one `fdatasync`),
+/// then the folder (see `Chat::new_in`). A crash before that first turn is saved may leave the
+/// name with no header on disk, which the listing passes over (an empty file) and which holds
+/// nothing that was promised.
 fn create_whole(dir: &Path, id: &str, path: &Path, header: &Header) -> std::io::Result<File> {
     let (tmp, mut file) = create_temp(dir, id, true)?;
     let result = (|| {
         file.lock()?;
         file.write_all(record::line(&Record::Chat(header.clone())).as_bytes())?;
-        file.sync_data()?;
         fs::hard_link(&tmp, path)
     })()
     .map(|()| file);
     let _ = fs::remove_file(&tmp);
-    if result.is_ok()
-        && let Ok(d) = File::open(dir)
-    {
-        let _ = d.sync_all();
-    }
     result
 }
 

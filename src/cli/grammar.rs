@@ -12,6 +12,8 @@ use crate::error::{Error, Result};
 
 use crate::reserved::{MODE_WORDS, is_chat_action, is_command, is_reserved};
 
+use super::suggest::{self, Level};
+
 pub(crate) use crate::target::Modes;
 
 /// Which command the words came with.
@@ -80,12 +82,17 @@ pub(crate) fn resolve_words(
         // guard for callers that skip it (the fuzz targets): a command word is never a prompt.
         return Err(command_word_error(&words[0], None));
     }
-    if entry == Entry::Chat
-        && i < keywords_end
-        && let Some(id) = chat_id_word(&words[i], config, find_chat)?
-    {
-        chat = ChatRef::Existing(id);
-        i += 1;
+    if entry == Entry::Top && i < keywords_end {
+        mistyped_command(Level::Top, words, i, keywords_end, config, find_chat)?;
+    }
+    if entry == Entry::Chat && i < keywords_end {
+        match chat_id_word(&words[i], config, find_chat)? {
+            Some(id) => {
+                chat = ChatRef::Existing(id);
+                i += 1;
+            }
+            None => mistyped_command(Level::Chat, words, i, keywords_end, config, find_chat)?,
+        }
     }
     while i < keywords_end {
         let w = words[i].as_str();
@@ -116,14 +123,34 @@ pub(crate) fn resolve_words(
             }
             "chat" if entry == Entry::Top && chat == ChatRef::Plain => {
                 chat = ChatRef::New;
-                if i + 1 < keywords_end
-                    && let Some(id) = chat_id_word(&words[i + 1], config, find_chat)?
-                {
-                    chat = ChatRef::Existing(id);
-                    i += 1;
+                if i + 1 < keywords_end {
+                    match chat_id_word(&words[i + 1], config, find_chat)? {
+                        Some(id) => {
+                            chat = ChatRef::Existing(id);
+                            i += 1;
+                        }
+                        None => mistyped_command(
+                            Level::Chat,
+                            words,
+                            i + 1,
+                            keywords_end,
+                            config,
+                            find_chat,
+                        )?,
+                    }
                 }
             }
             "reply" if entry == Entry::Top && chat == ChatRef::Plain => chat = ChatRef::Last,
+            "chat"
+                if entry == Entry::Reply
+                    && i + 1 < keywords_end
+                    && find_chat(&words[i + 1]).is_some() =>
+            {
+                return Err(
+                    Error::usage("`reply` (or -c) and `chat ID` name the chat twice")
+                        .hint("to continue that chat, leave out reply/-c: ai chat ID \"…\""),
+                );
+            }
             _ if is_reserved(w) => break,
             _ => match alias::resolve(w, config)? {
                 Some(route) => models.push(route),
@@ -179,17 +206,41 @@ pub(crate) fn resolve_words(
     })
 }
 
+/// `words[at]` stands where a command goes: an error when it is a mistyped command word (see
+/// [`suggest`]), unless it names a model or a mode. Words after `--` are never looked at.
+fn mistyped_command(
+    level: Level,
+    words: &[String],
+    at: usize,
+    keywords_end: usize,
+    config: &Config,
+    find_chat: &dyn Fn(&str) -> Option<String>,
+) -> Result<()> {
+    let word = words[at].as_str();
+    // Words reserved below the top (`show`, `delete`) are checked: `ai show K7Q` is a slip.
+    if MODE_WORDS.contains(&word)
+        || is_command(word)
+        || word.contains(':')
+        || word.contains('@')
+        || alias::resolve(word, config)?.is_some()
+    {
+        return Ok(());
+    }
+    let is_chat = |w: &str| find_chat(w).is_some() || crate::chat::store::id_shaped(w);
+    match suggest::mistyped_command(level, word, &words[at + 1..keywords_end], &is_chat) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// No model named, none by default, and `word` came first.
 fn no_default_error(word: &str, config: &Config) -> Error {
     let close = alias::suggestions(word, config);
+    let then = alias::default_hint(config);
     let hint = if close.is_empty() {
-        "name one (ai sonnet \"…\"; `ai list` shows them all), or set a default: ai default sonnet"
-            .to_owned()
+        format!("name one (`ai list` shows them all), or {then}")
     } else {
-        format!(
-            "did you mean {}? Or set a default: ai default sonnet",
-            close.join(", ")
-        )
+        format!("did you mean {}? Or {then}", close.join(", "))
     };
     Error::usage(format!(
         "no model named, and no default model is set ('{}' is not a known model)",

@@ -5,6 +5,7 @@
 
 mod argv;
 mod grammar;
+mod suggest;
 
 pub(crate) use crate::args::*;
 /// The one list of reserved words (command words at every depth, `help`, the mode words), read

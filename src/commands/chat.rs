@@ -63,6 +63,55 @@ pub(crate) fn list(ctx: &Ctx, json: bool, limit: usize) -> Result<()> {
     Ok(())
 }
 
+/// `ai chat search TEXT`: the matching chats, newest first, each with the line that matched.
+pub(crate) fn search(ctx: &Ctx, text: &str, json: bool, limit: usize) -> Result<()> {
+    let found = crate::chat::search::search(&ctx.store, text, limit)?;
+    if found.unreadable > 0 {
+        ctx.ui.notice(&format!(
+            "ai: {} chat file{} could not be read and {} not searched (`ai chat list` shows which)",
+            found.unreadable,
+            if found.unreadable == 1 { "" } else { "s" },
+            if found.unreadable == 1 { "was" } else { "were" },
+        ));
+    }
+    if json {
+        let mut out =
+            serde_json::to_string_pretty(&found).map_err(|e| Error::backend(e.to_string()))?;
+        out.push('\n');
+        return output::print_stdout(&out);
+    }
+    if found.hits.is_empty() {
+        ctx.ui.notice(&format!(
+            "ai: no chat holds every word of '{}' ({} searched)",
+            sanitize(&found.query),
+            found.searched
+        ));
+        return Ok(());
+    }
+    let mut out = String::new();
+    for h in &found.hits {
+        let who = match h.role {
+            "user" => "you".to_owned(),
+            "title" => "title".to_owned(),
+            _ => h.model.clone().unwrap_or_else(|| "assistant".into()),
+        };
+        let date: String = sanitize(&h.date).chars().take(10).collect();
+        out.push_str(&format!(
+            "{}  {date}  {}\n    {who}: {}\n",
+            h.id, h.title, h.line
+        ));
+    }
+    output::print_stdout(&out)?;
+    if found.matched > found.hits.len() {
+        ctx.ui.notice(&format!(
+            "ai: {} of {} matching chats shown; --limit 0 shows all",
+            found.hits.len(),
+            found.matched
+        ));
+    }
+    Ok(())
+}
+
 /// Every entry of the chats folder with its modification time, most recent first. A folder
 /// that cannot be read is an error, not "no chats".
 fn listed_entries(ctx: &Ctx) -> Result<Vec<(SystemTime, String, PathBuf, bool)>> {

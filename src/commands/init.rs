@@ -1,4 +1,6 @@
-//! `ai init`: detect the backend CLIs and local Ollama models, write the config.
+//! `ai init`: detect the backend CLIs, API keys and local servers (Ollama, LM Studio); write
+//! aliases and a default model that can answer into the config (never a key: providers read
+//! their variables at each call).
 
 use std::time::Duration;
 
@@ -88,6 +90,87 @@ pub(crate) fn run() -> Result<()> {
             "openrouter models: skipped (set OPENROUTER_API_KEY to add its free models)\n",
         ),
     }
+    // API keys (environment or <home>/.env): aliases for their models. The key stays where it
+    // is; the provider reads its variable at each call, so the config never holds it.
+    let mut keys = Vec::new();
+    let mut api_default: Option<String> = None;
+    for provider in ["anthropic", "openai", "gemini-api", "openrouter"] {
+        let Some(var) = http_provider::key_variable(provider, &env) else {
+            continue;
+        };
+        keys.push(format!("{var} ({provider})"));
+        let offered: Vec<(&str, &str)> = crate::builtin::API_MODELS
+            .iter()
+            .filter(|(_, p, _)| *p == provider)
+            .map(|(a, _, m)| (*a, *m))
+            .collect();
+        let mut added = Vec::new();
+        for (name, model) in &offered {
+            let target = json!([provider, model]);
+            if !aliases.contains_key(*name) && !crate::cli::is_reserved(name) {
+                aliases.insert((*name).to_owned(), target.clone());
+                added.push(format!("{name} → {model}"));
+            }
+            if api_default.is_none() && aliases.get(*name) == Some(&target) {
+                api_default = Some((*name).to_owned());
+            }
+        }
+        if provider == "openrouter" && api_default.is_none() {
+            api_default = found
+                .get("openrouter")
+                .and_then(|v| v.as_array())
+                .and_then(|l| l.first())
+                .and_then(|m| m.as_str())
+                .map(openrouter_alias)
+                .filter(|a| aliases.contains_key(a));
+        }
+        if !added.is_empty() {
+            report.push_str(&format!("{provider} aliases added: {}\n", added.join(", ")));
+        }
+    }
+    if keys.is_empty() {
+        report.push_str(
+            "API keys: none found (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, in the environment or .env)\n",
+        );
+    } else {
+        report.push_str(&format!("API keys: {}\n", keys.join(", ")));
+    }
+    // LM Studio's server (OpenAI-compatible), when it answers.
+    let lmstudio_base = env
+        .get("LMSTUDIO_BASE_URL")
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| LMSTUDIO_URL.to_owned());
+    let lmstudio_base = lmstudio_base.trim_end_matches('/').to_owned();
+    let mut lmstudio = None;
+    match openai_models(&lmstudio_base) {
+        Ok(list) if !list.is_empty() => {
+            let added = add_aliases(&mut aliases, "lmstudio", &list, alias_for);
+            report.push_str(&summary("lm studio", list.len(), &added));
+            lmstudio = list.first().map(|m| alias_for(m));
+            found.insert("lmstudio".into(), json!(list));
+        }
+        Ok(_) => report.push_str(&format!("lm studio at {lmstudio_base}: no models loaded\n")),
+        Err(_) => {}
+    }
+    let ollama_first = found
+        .get("ollama")
+        .and_then(|v| v.as_array())
+        .and_then(|l| l.first())
+        .and_then(|m| m.as_str())
+        .map(alias_for);
+    // The default, when there is none yet: what can answer here, in this order.
+    let cli_default = installed.iter().find_map(|c| match c {
+        Cli::Claude => Some("sonnet"),
+        Cli::Codex => Some("codex"),
+        Cli::Gemini => Some("gemini"),
+        Cli::Qwen => Some("qwen"),
+        Cli::Ollama => None,
+    });
+    let default_choice: Option<String> = cli_default
+        .map(str::to_owned)
+        .or(api_default)
+        .or_else(|| ollama_first.filter(|a| aliases.contains_key(a)))
+        .or_else(|| lmstudio.filter(|a| aliases.contains_key(a)));
     // The network calls above took a while: what they found is merged into the file as it is
     // now, under the config lock, so a change made meanwhile (`ai default`) is kept.
     let generated: Vec<(String, Value)> = aliases
@@ -96,7 +179,7 @@ pub(crate) fn run() -> Result<()> {
             |(k, _)| !matches!(config.key("aliases"), Some(Value::Object(m)) if m.contains_key(k)),
         )
         .collect();
-    let (config, ()) = Config::update(&home, |fresh| {
+    let (config, chosen) = Config::update(&home, |fresh| {
         fresh.set_key("installed_tools", Some(json!(names)));
         let mut aliases = match fresh.key("aliases") {
             Some(Value::Object(map)) => map.clone(),
@@ -108,6 +191,23 @@ pub(crate) fn run() -> Result<()> {
         if !aliases.is_empty() {
             fresh.set_key("aliases", Some(Value::Object(aliases)));
         }
+        if found.contains_key("lmstudio") {
+            let mut providers = match fresh.key("providers") {
+                Some(Value::Object(map)) => map.clone(),
+                _ => Map::new(),
+            };
+            providers
+                .entry("lmstudio")
+                .or_insert_with(|| json!({"protocol": "openai", "base_url": lmstudio_base}));
+            fresh.set_key("providers", Some(Value::Object(providers)));
+        }
+        let mut chosen = None;
+        if fresh.default_alias.is_none()
+            && let Some(d) = &default_choice
+        {
+            fresh.set_key("default_alias", Some(json!(d)));
+            chosen = Some(d.clone());
+        }
         if !found.is_empty() {
             let mut models = match fresh.key("models") {
                 Some(Value::Object(map)) => map.clone(),
@@ -116,16 +216,17 @@ pub(crate) fn run() -> Result<()> {
             models.extend(found);
             fresh.set_key("models", Some(Value::Object(models)));
         }
-        Ok(())
+        Ok(chosen)
     })?;
     report.push_str(&format!("wrote {}\n", config.path.display()));
-    if config.default_alias.is_none()
-        && let Some(first) = installed.first()
-    {
-        report.push_str(&format!(
-            "next: ai default {}   (then: ai \"your question\")\n",
-            first.name()
-        ));
+    match (&chosen, &config.default_alias) {
+        (Some(d), _) => report.push_str(&format!(
+            "default model: {d} (next: ai \"your question\"; change it with `ai default ALIAS`)\n"
+        )),
+        (None, Some(d)) => report.push_str(&format!("default model: {d} (kept)\n")),
+        (None, None) => report.push_str(
+            "no model found that can answer here: install a backend CLI (claude, codex, gemini, qwen), set an API key, or start Ollama or LM Studio, then run `ai init` again; `ai echo \"hi\"` works meanwhile\n",
+        ),
     }
     output::print_stdout(&report)
 }
@@ -189,6 +290,25 @@ fn get_json(url: &str, key: Option<&str>) -> std::result::Result<Value, String> 
     let mut body = resp.into_body();
     let text = body.read_to_string().map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| format!("not JSON ({e})"))
+}
+
+/// Where LM Studio's server listens unless LMSTUDIO_BASE_URL says otherwise.
+const LMSTUDIO_URL: &str = "http://127.0.0.1:1234/v1";
+
+/// Model IDs from an OpenAI-compatible server's `GET /models` (LM Studio).
+fn openai_models(base: &str) -> std::result::Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct List {
+        #[serde(default)]
+        data: Vec<Model>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Model {
+        id: String,
+    }
+    let v = get_json(&format!("{base}/models"), None)?;
+    let list: List = serde_json::from_value(v).map_err(|e| format!("unexpected answer ({e})"))?;
+    Ok(list.data.into_iter().map(|m| m.id).collect())
 }
 
 /// Model names from Ollama's `GET /api/tags`.

@@ -34,6 +34,7 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
                 include,
                 exclude,
                 description,
+                task: None,
             },
             json,
         ),
@@ -276,10 +277,37 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
     Ok(s)
 }
 
+/// `NAME.sqlite` indexes in the kb folder whose base is not in config (sorted).
+fn orphan_indexes(ctx: &Ctx) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(crate::kb::store::dir(&ctx.home)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.strip_suffix(".sqlite")?.to_owned();
+            (!name.is_empty() && !ctx.config.kb.bases.contains_key(&name))
+                .then(|| format!("{}.sqlite", output::sanitize(&name)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 fn list(ctx: &Ctx, json: bool) -> Result<()> {
     let mut rows = Vec::new();
     for (name, base) in &ctx.config.kb.bases {
         rows.push(stats_of(&ctx.home, name, base)?);
+    }
+    // Indexes left without their config entry: the Python ai-cli rewrites config.json with
+    // its own keys only (`ai.py default`, `ai.py init`), which drops "kb" (I3-9).
+    let orphans = orphan_indexes(ctx);
+    if !orphans.is_empty() {
+        ctx.ui.notice(&format!(
+            "ai: {} in {} but not in config.json (the Python ai-cli rewrites config.json without ai's keys); take each back with: ai kb add NAME FOLDER",
+            orphans.join(", "),
+            crate::kb::store::dir(&ctx.home).display()
+        ));
     }
     if json {
         return print_json(&rows);

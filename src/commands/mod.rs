@@ -9,3 +9,4 @@ pub(crate) mod init;
 pub(crate) mod kb;
 pub(crate) mod list;
 pub(crate) mod retry;
+pub(crate) mod usage;

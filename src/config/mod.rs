@@ -124,6 +124,26 @@ struct Known {
     kb: kb::KbSettings,
     tools: ToolSettings,
     mcp: tools::McpSettings,
+    budget: Option<Budget>,
+}
+
+/// Config `"budget"`: a monthly spending limit, checked before each call to a paid model.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Budget {
+    /// US dollars per calendar month (UTC), reported and estimated costs together.
+    pub(crate) monthly_usd: f64,
+    /// What passing it does: `warn` (the default) or `fail` (refuse before sending).
+    #[serde(default)]
+    pub(crate) on_exceed: OnExceed,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum OnExceed {
+    #[default]
+    Warn,
+    Fail,
 }
 
 /// Read the keys `ai` knows, each checked on its own so an error names its key path. The
@@ -153,6 +173,15 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
     let tools: ToolSettings = key(doc, "tools")?.unwrap_or_default();
     let mcp: tools::McpSettings = key(doc, "mcp")?.unwrap_or_default();
     tools::check(&tools.commands, &tools.allow, &mcp)?;
+    let budget: Option<Budget> = key(doc, "budget")?;
+    if let Some(b) = &budget
+        && !(b.monthly_usd.is_finite() && b.monthly_usd >= 0.0)
+    {
+        return Err(format!(
+            "budget.monthly_usd: expected a number of dollars from 0, found {}",
+            b.monthly_usd
+        ));
+    }
     Ok(Known {
         aliases: map_of(doc, "aliases", typed)?,
         default_alias: key(doc, "default_alias")?,
@@ -163,6 +192,7 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
         kb: key(doc, "kb")?.unwrap_or_default(),
         tools,
         mcp,
+        budget,
     })
 }
 
@@ -268,6 +298,8 @@ pub(crate) struct Config {
     pub(crate) tools: ToolSettings,
     /// MCP servers (`"mcp"`).
     pub(crate) mcp: tools::McpSettings,
+    /// The monthly budget (`"budget"`).
+    pub(crate) budget: Option<Budget>,
 }
 
 impl Config {
@@ -328,6 +360,7 @@ impl Config {
             kb: known.kb,
             tools: known.tools,
             mcp: known.mcp,
+            budget: known.budget,
         })
     }
 

@@ -45,6 +45,8 @@ pub(crate) struct Embedder {
     model: String,
     wire: Wire,
     dimensions: Option<u32>,
+    /// How the model is told a passage from a query (the base's `task`).
+    task: Option<crate::config::kb::Task>,
     provider: Arc<Resolved>,
     agent: ureq::Agent,
     /// The `ai` home, for the rate-limit state.
@@ -110,6 +112,7 @@ impl Embedder {
             model: model.to_owned(),
             wire,
             dimensions,
+            task: None,
             provider: Arc::new(p),
             agent,
             home: config
@@ -123,6 +126,12 @@ impl Embedder {
     /// Where retry and rate-limit notices go (by default: stderr, not quiet).
     pub(crate) fn with_ui(mut self, ui: Ui) -> Embedder {
         self.ui = ui;
+        self
+    }
+
+    /// How the model is told a passage from a query (`kb.bases.NAME.task`; unset: by name).
+    pub(crate) fn with_task(mut self, task: Option<crate::config::kb::Task>) -> Embedder {
+        self.task = task;
         self
     }
 
@@ -230,6 +239,7 @@ impl Embedder {
             model: &self.model,
             dimensions: self.dimensions,
             purpose,
+            task: self.task,
         };
         let job = Job {
             built: wire::request(&provider, &ask, inputs),

@@ -61,9 +61,8 @@ pub(crate) fn sync_embedder(
     ui: &Ui,
 ) -> Result<Option<embed::Embedder>> {
     match &base.embed {
-        Some(spec) => {
-            embed::Embedder::new(spec, base.dimensions, config).map(|e| Some(e.with_ui(*ui)))
-        }
+        Some(spec) => embed::Embedder::new(spec, base.dimensions, config)
+            .map(|e| Some(e.with_ui(*ui).with_task(base.task))),
         None => Ok(None),
     }
 }
@@ -91,7 +90,7 @@ impl Searcher {
                     None => configured.dimensions,
                 };
                 match embed::Embedder::new(&spec, asked, config) {
-                    Ok(e) => Some(e.with_ui(*ui)),
+                    Ok(e) => Some(e.with_ui(*ui).with_task(configured.task)),
                     Err(
                         e @ (Error::Usage { .. } | Error::Config { .. } | Error::NotFound { .. }),
                     ) => {

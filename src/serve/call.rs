@@ -129,6 +129,18 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
     // A chat another call holds is busy (429), not waited for while this one holds a slot.
     let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into(), "--no-wait".into()];
     if let Some(c) = &call.chat {
+        // A value like `-q` must not be taken for an option (`ai` checks the rest).
+        if c.starts_with('-') {
+            return fail(
+                conn,
+                400,
+                &format!(
+                    "'{}' is not a valid chat ID",
+                    crate::output::sanitize(&crate::fmt::one_line(c, 80))
+                ),
+                Some("GET /chats lists them"),
+            );
+        }
         args.extend(["--chat".into(), c.clone()]);
     }
     if call.no_chat {

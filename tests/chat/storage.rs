@@ -176,3 +176,87 @@ fn a_failed_append_leaves_nothing_partial_and_says_the_turn_was_not_saved() {
     assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
     assert_eq!(env.messages(&id).len(), 6);
 }
+
+/// A saved one-shot in a new chat costs one `fdatasync` (header and turn together) and one
+/// `fsync` of the folder, not three syncs. Needs `strace` (Debian: `apt-get install strace`);
+/// skipped without it unless `AI_REQUIRE_STRACE=1` (as `.ci/run` sets).
+#[test]
+fn a_saved_one_shot_syncs_once_and_its_folder_once() {
+    let env = Env::new();
+    let log = env.path("strace.log");
+    let Some(strace) = ["/usr/bin/strace", "/bin/strace"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        assert!(
+            std::env::var("AI_REQUIRE_STRACE").as_deref() != Ok("1"),
+            "strace is not installed (AI_REQUIRE_STRACE=1 is set)"
+        );
+        eprintln!("skipped: strace is not installed");
+        return;
+    };
+    let traced = env
+        .program(strace)
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=fsync,fdatasync,sync_file_range",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(ai_bin())
+        .args(["echo", "hello"])
+        .run();
+    if !traced.status.success() || !log.exists() {
+        assert!(
+            std::env::var("AI_REQUIRE_STRACE").as_deref() != Ok("1"),
+            "strace could not run (AI_REQUIRE_STRACE=1 is set): {}",
+            traced.stderr
+        );
+        eprintln!("skipped: strace is not installed or cannot trace here");
+        return;
+    }
+    let calls = fs::read_to_string(&log).unwrap();
+    let syncs: Vec<&str> = calls.lines().filter(|l| l.contains("sync")).collect();
+    assert_eq!(syncs.len(), 2, "{calls}");
+    assert_eq!(
+        syncs.iter().filter(|l| l.contains("fdatasync(")).count(),
+        1,
+        "{calls}"
+    );
+    // And the chat is whole.
+    let id = env.chat_ids().pop().expect("a chat");
+    assert_eq!(env.messages(&id).len(), 2);
+    // A second turn on it: one sync, the folder is not synced again.
+    fs::remove_file(&log).unwrap();
+    env.program(strace)
+        .args(["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&log)
+        .arg(ai_bin())
+        .args(["chat", &id, "echo", "again"])
+        .run();
+    let calls = fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls.lines().filter(|l| l.contains("sync")).count(),
+        1,
+        "{calls}"
+    );
+}
+
+/// A new chat whose first turn never reached the disk (a crash) is an empty file: listed as
+/// such, with how to remove it.
+#[test]
+fn an_empty_chat_file_is_listed_as_an_unsaved_new_chat() {
+    let env = Env::new();
+    fs::create_dir_all(env.chats_dir()).unwrap();
+    fs::write(env.chats_dir().join("ABC.jsonl"), "").unwrap();
+    let out = env.run(&["chat", "list"]).success();
+    assert!(
+        out.stdout
+            .contains("(empty: its first turn was never saved"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("ai chat delete ABC"), "{}", out.stdout);
+}

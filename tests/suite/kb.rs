@@ -836,3 +836,36 @@ fn a_word_in_every_note_still_finds_the_note_about_it() {
     let hits = search(&env, "backup day 7");
     assert!(!hits.is_empty());
 }
+
+/// I3-9: the Python ai-cli rewrites config.json with its own keys only (`ai.py default`), which
+/// drops "kb". The index is still there: `kb list` says so and how to take it back.
+#[test]
+fn an_index_whose_config_entry_the_python_tool_dropped_is_named_with_the_way_back() {
+    let env = Env::new();
+    let notes = env.path("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("a.md"),
+        "# Tapes\nbackup tapes are kept offsite\n",
+    )
+    .unwrap();
+    let folder = notes.to_str().unwrap();
+    env.run(&["kb", "add", "notes", folder]).success();
+    // What `ai.py default echo` leaves.
+    env.write_config(r#"{"default_alias": "echo", "aliases": {}, "installed_tools": []}"#);
+    let out = env.run(&["kb", "list"]).success();
+    assert!(
+        out.stderr.contains("notes.sqlite in") && out.stderr.contains("not in config.json"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("ai kb add NAME FOLDER"),
+        "{}",
+        out.stderr
+    );
+    env.run(&["kb", "add", "notes", folder]).success();
+    let out = env.run(&["kb", "list"]).success();
+    assert!(!out.stderr.contains("not in config.json"), "{}", out.stderr);
+    assert!(out.stdout.contains("notes"), "{}", out.stdout);
+}

@@ -354,3 +354,69 @@ fn a_query_that_cannot_be_embedded_is_searched_by_keywords_with_a_warning() {
         "not grounded"
     );
 }
+
+#[test]
+fn a_bases_task_says_how_passages_and_queries_are_told_apart() {
+    // I3-8: e5 servers that pick the form by `input_type` got ai's prefix on top of their own.
+    for (task, model, passage, query, input_type) in [
+        (
+            "input_type",
+            "multilingual-e5-small",
+            "",
+            "",
+            Some(("passage", "query")),
+        ),
+        ("none", "multilingual-e5-small", "", "", None),
+        ("prefix", "my-embedder", "passage: ", "query: ", None),
+        (
+            "prefix",
+            "nomic-embed-text",
+            "search_document: ",
+            "search_query: ",
+            None,
+        ),
+    ] {
+        let server = embedding::server();
+        let env = Env::for_provider("openai", &server);
+        let dir = notes(&env);
+        env.run(&["kb", "add", "notes", dir.to_str().unwrap()])
+            .success();
+        let mut config = env.config();
+        config["kb"]["bases"]["notes"]["embed"] = format!("openai:{model}").into();
+        config["kb"]["bases"]["notes"]["task"] = task.into();
+        env.write_config(&config.to_string());
+        env.run(&["kb", "sync", "--full", "notes"]).success();
+        search(&env);
+        let sent = embedding::requests(&server);
+        let (docs, q) = sent.split_at(sent.len() - 1);
+        for r in docs {
+            let b = body(r);
+            for text in b["input"].as_array().unwrap() {
+                let text = text.as_str().unwrap();
+                assert!(text.starts_with(passage), "{task} {model}: {text:?}");
+                if passage.is_empty() {
+                    assert!(
+                        !text.starts_with("passage: ") && !text.starts_with("query: "),
+                        "{text:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                b.get("input_type").and_then(Value::as_str),
+                input_type.map(|t| t.0),
+                "{b}"
+            );
+        }
+        let b = body(&q[0]);
+        assert_eq!(
+            b["input"],
+            serde_json::json!([format!("{query}{QUERY}")]),
+            "{task} {model}"
+        );
+        assert_eq!(
+            b.get("input_type").and_then(Value::as_str),
+            input_type.map(|t| t.1),
+            "{b}"
+        );
+    }
+}

@@ -469,6 +469,19 @@ fn a_call_on_a_busy_chat_gets_429_at_once() {
     );
     assert_eq!(a.status, 429, "{a:?}");
     assert_eq!(a.header("Retry-After").as_deref(), Some("2"));
+    // A chat value that looks like an option is no chat ID (it was taken for `-q`'s value).
+    let a = request(
+        s.port,
+        "POST",
+        "/call",
+        &[
+            "Content-Type: application/json",
+            &format!("Authorization: Bearer {TOKEN}"),
+        ],
+        br#"{"alias":"echo","prompt":"x","chat":"-q"}"#,
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    assert!(a.body.contains("'-q' is not a valid chat ID"), "{a:?}");
     env.release();
     let mut raw = Vec::new();
     first.read_to_end(&mut raw).unwrap();

@@ -221,3 +221,18 @@ fn several_models_stop_as_soon_as_the_reader_goes_and_list_every_chat() {
         assert!(footer.contains(model), "{stderr}");
     }
 }
+
+/// R2-2: the chat a call writes to is process-wide (its `--json-stream` error line names it);
+/// several models would race for it, so `--json-stream` takes one model.
+#[test]
+fn json_stream_takes_one_model_so_the_call_chat_is_never_shared() {
+    let env = Env::new();
+    let out = env.ai().args(["--json-stream", "echo", "qwen", "hi"]).run();
+    assert_eq!(out.status.code(), Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--json-stream takes one model"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.chat_ids().is_empty(), "{:?}", env.chat_ids());
+}

@@ -179,7 +179,9 @@ impl Env {
             // Colour only ever appears on a terminal; pinned off so output is the same there.
             .env("NO_COLOR", "1")
             // `ai init` and `ai list` ask a local Ollama server for its models: never a real one.
-            .env("OLLAMA_HOST", NO_OLLAMA);
+            .env("OLLAMA_HOST", NO_OLLAMA)
+            // Nor a real LM Studio.
+            .env("LMSTUDIO_BASE_URL", NO_OLLAMA);
         if self.set_ai_home {
             cmd.env("AI_CLI_HOME", &self.home);
         }

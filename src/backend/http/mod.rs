@@ -34,13 +34,27 @@ use crate::error::{Error, Result};
 use crate::output::{Sink, Ui};
 use crate::signal;
 
-/// A request ready to send.
-#[derive(Debug)]
+/// A request ready to send. `Debug` names its headers, never their values (`Authorization`
+/// carries the key: R2-7).
 pub(crate) struct Built {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     /// The JSON body, encoded.
     pub(crate) body: Vec<u8>,
+}
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Built")
+            // A key may ride in the query (Gemini's `?key=`): the path only.
+            .field("url", &self.url.split('?').next().unwrap_or(""))
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("body_len", &self.body.len())
+            .finish()
+    }
 }
 
 /// What an interpreter makes of a stream event.

@@ -112,6 +112,17 @@ pub(crate) fn configured(config: &Config) -> Result<BTreeMap<String, ProviderCon
     }
 }
 
+/// The variable holding a built-in provider's key, when it is set (environment or `.env`).
+pub(crate) fn key_variable(name: &str, env: &Env) -> Option<&'static str> {
+    BUILTINS
+        .iter()
+        .find(|b| b.name == name)?
+        .key_env
+        .iter()
+        .copied()
+        .find(|v| env.get(v).is_some_and(|k| !k.trim().is_empty()))
+}
+
 /// Is `name` an HTTP provider (built in or declared in config)?
 pub(crate) fn exists(name: &str, config: &Config) -> bool {
     BUILTINS.iter().any(|b| b.name == name)
@@ -219,8 +230,10 @@ fn dotenv_value(v: &str) -> String {
     v[..cut].trim_end().to_owned()
 }
 
-/// A provider ready to call.
-#[derive(Debug, Clone)]
+/// A provider ready to call. Its `Debug` is written by hand and shows no secret (R2-7): the
+/// key, header values, `${VAR}` values and AWS credentials are left out, and the base URL is
+/// redacted.
+#[derive(Clone)]
 pub(crate) struct Resolved {
     pub(crate) name: String,
     pub(crate) protocol: Protocol,
@@ -248,6 +261,24 @@ pub(crate) struct Resolved {
     pub(crate) region: Option<String>,
     /// AWS credentials to sign with (Bedrock, when no API key is set).
     pub(crate) aws: Option<Credentials>,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("name", &self.name)
+            .field("protocol", &self.protocol)
+            .field("base_url", &self.redact(&self.base_url))
+            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
+            .field("key_var", &self.key_var)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("region", &self.region)
+            .field("aws", &self.aws)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Resolved {

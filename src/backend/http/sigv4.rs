@@ -5,12 +5,25 @@
 
 use ring::{digest, hmac};
 
-/// AWS credentials from the environment.
-#[derive(Debug, Clone)]
+/// AWS credentials from the environment. `Debug` shows only the access key ID (R2-7).
+#[derive(Clone)]
 pub(crate) struct Credentials {
     pub(crate) access_key: String,
     pub(crate) secret_key: String,
     pub(crate) session_token: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("access_key", &self.access_key)
+            .field("secret_key", &"<redacted>")
+            .field(
+                "session_token",
+                &self.session_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -187,6 +200,25 @@ pub(crate) fn amz_date_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let c = Credentials {
+            access_key: "AKIDEXAMPLE".into(),
+            secret_key: "SECRET-xyz".into(),
+            session_token: Some("TOKEN-abc".into()),
+        };
+        let built = crate::backend::http::Built {
+            url: "https://h/v1/models/m:generate?key=QUERY-SECRET".into(),
+            headers: vec![("authorization".into(), "Bearer HEADER-SECRET".into())],
+            body: b"{}".to_vec(),
+        };
+        let shown = format!("{c:?} {built:?}");
+        for secret in ["SECRET-xyz", "TOKEN-abc", "QUERY-SECRET", "HEADER-SECRET"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(shown.contains("AKIDEXAMPLE") && shown.contains("authorization"));
+    }
 
     /// The credentials and scope of AWS's SigV4 test suite (aws-sig-v4-test-suite).
     fn suite() -> (Credentials, Scope<'static>) {

@@ -206,6 +206,7 @@ fn openai_request() {
         model: "text-embedding-3-small",
         dimensions: Some(64),
         purpose: Purpose::Document,
+        task: None,
     };
     let b = wire::request(&p, &ask, &inputs(&["a", "b"]));
     assert_eq!(b.url, "http://h/v1/embeddings?org=x");
@@ -241,6 +242,7 @@ fn azure_request() {
         model: "my emb",
         dimensions: None,
         purpose: Purpose::Query,
+        task: None,
     };
     let b = wire::request(&p, &ask, &inputs(&["q"]));
     assert_eq!(
@@ -260,6 +262,7 @@ fn gemini_request() {
         model: "gemini-embedding-001",
         dimensions: Some(768),
         purpose: Purpose::Document,
+        task: None,
     };
     let docs = [
         Input {
@@ -295,6 +298,7 @@ fn gemini_request() {
     // A query never carries a title.
     let ask = Ask {
         purpose: Purpose::Query,
+        task: None,
         ..ask
     };
     let b = wire::request(&p, &ask, &docs[..1]);
@@ -312,6 +316,7 @@ fn ollama_request_and_prefixes() {
         model: "nomic-embed-text",
         dimensions: None,
         purpose: Purpose::Query,
+        task: None,
     };
     let b = wire::request(&p, &ask, &inputs(&["where"]));
     assert_eq!(b.url, "http://127.0.0.1:11434/api/embed");

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{Input, Purpose};
 use crate::backend::http::provider::Resolved;
 use crate::backend::http::{Bad, Built, ErrorBody, path_segment};
+use crate::config::kb::Task;
 
 /// How a provider is asked for embeddings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +30,8 @@ pub(crate) struct Ask<'a> {
     pub(crate) model: &'a str,
     pub(crate) dimensions: Option<u32>,
     pub(crate) purpose: Purpose,
+    /// How the model is told the purpose (`None`: by its name).
+    pub(crate) task: Option<Task>,
 }
 
 #[derive(Serialize)]
@@ -38,6 +41,8 @@ struct OpenaiBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     dimensions: Option<u32>,
     encoding_format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_type: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -82,28 +87,46 @@ struct OllamaBody<'a> {
 /// The task prefix some open models were trained with (their model cards ask for it); without
 /// it their query and passage vectors match poorly. Gemini gets the task as `taskType` instead.
 pub(crate) fn prefix(model: &str, purpose: Purpose) -> &'static str {
+    family_prefix(model, purpose).unwrap_or("")
+}
+
+/// The prefix of a model family ai knows by name, if the name says it is one.
+fn family_prefix(model: &str, purpose: Purpose) -> Option<&'static str> {
     let m = model.to_ascii_lowercase();
     if m.contains("nomic-embed-text") {
-        return match purpose {
+        return Some(match purpose {
             Purpose::Document => "search_document: ",
             Purpose::Query => "search_query: ",
-        };
+        });
     }
     if m.contains("mxbai-embed-large") {
-        return match purpose {
+        return Some(match purpose {
             Purpose::Document => "",
             Purpose::Query => "Represent this sentence for searching relevant passages: ",
-        };
+        });
     }
     // The e5 family; a model name that names the task (`…-query`, `…-passage`) is a server
     // that adds the prefix itself.
     if m.contains("e5") && !m.contains("query") && !m.contains("passage") {
-        return match purpose {
-            Purpose::Document => "passage: ",
-            Purpose::Query => "query: ",
-        };
+        return Some(e5(purpose));
     }
-    ""
+    None
+}
+
+fn e5(purpose: Purpose) -> &'static str {
+    match purpose {
+        Purpose::Document => "passage: ",
+        Purpose::Query => "query: ",
+    }
+}
+
+/// The text prefix of a request, as its base's `task` says (unset: by the model's name).
+fn text_prefix(ask: &Ask<'_>) -> &'static str {
+    match ask.task {
+        None => prefix(ask.model, ask.purpose),
+        Some(Task::Prefix) => family_prefix(ask.model, ask.purpose).unwrap_or(e5(ask.purpose)),
+        Some(Task::InputType | Task::None) => "",
+    }
 }
 
 fn texts<'a>(inputs: &[Input<'a>], prefix: &str) -> Vec<Cow<'a, str>> {
@@ -130,9 +153,13 @@ pub(crate) fn request(p: &Resolved, ask: &Ask<'_>, inputs: &[Input<'_>]) -> Buil
         Wire::Openai | Wire::Azure => {
             let body = OpenaiBody {
                 model: ask.model,
-                input: texts(inputs, prefix(ask.model, ask.purpose)),
+                input: texts(inputs, text_prefix(ask)),
                 dimensions: ask.dimensions,
                 encoding_format: "float",
+                input_type: (ask.task == Some(Task::InputType)).then_some(match ask.purpose {
+                    Purpose::Document => "passage",
+                    Purpose::Query => "query",
+                }),
             };
             let (url, auth) = if ask.wire == Wire::Azure {
                 (
@@ -184,7 +211,7 @@ pub(crate) fn request(p: &Resolved, ask: &Ask<'_>, inputs: &[Input<'_>]) -> Buil
         Wire::Ollama => {
             let body = OllamaBody {
                 model: ask.model,
-                input: texts(inputs, prefix(ask.model, ask.purpose)),
+                input: texts(inputs, text_prefix(ask)),
                 truncate: false,
                 dimensions: ask.dimensions,
             };
