@@ -627,7 +627,7 @@ fn ask(
     let mut error: Option<Value> = None;
     let mut last_progress: Option<Instant> = None;
     let mut pieces = 0u64;
-    let outcome = started.supervise(None, exposed.timeout + Duration::from_secs(30), &mut |line| {
+    let outcome = started.supervise(None, exposed.timeout.saturating_add(Duration::from_secs(30)), &mut |line| {
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
             return Flow::Go;
         };

@@ -800,3 +800,23 @@ fn a_model_name_that_is_an_option_never_reaches_a_backend() {
     );
     assert!(env.calls().is_empty());
 }
+
+#[test]
+fn a_huge_ask_timeout_does_not_lose_the_call() {
+    // Found by a hostile test: `--timeout 1e19` (or config mcp.serve.timeout) made the call's
+    // deadline overflow: its thread panicked, the request was never answered and kept its
+    // slot among the calls that may run at once.
+    let env = world();
+    let mut live = Live::start(&env, &["--timeout", "1e19"]);
+    let a = live.request(
+        2,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"model": "echo", "prompt": "hi"}}),
+    );
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    drop(live.stdin.take());
+    let out = live.proc.finish();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
