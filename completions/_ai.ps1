@@ -435,11 +435,12 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
+            [CompletionResult]::new('model', 'model', [CompletionResultType]::ParameterValue, 'Local embedding models (--embed local): download, list, remove')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'ai;kb;add' {
-            [CompletionResult]::new('--embed', '--embed', [CompletionResultType]::ParameterName, 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only')
+            [CompletionResult]::new('--embed', '--embed', [CompletionResultType]::ParameterName, 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …), or a local model with no server or key: local, local:NAME (ai kb model list), local:/path/to/model-dir. Default: keywords only')
             [CompletionResult]::new('--dimensions', '--dimensions', [CompletionResultType]::ParameterName, 'Size of the embeddings, where the model lets you choose (768, 1536, 3072)')
             [CompletionResult]::new('--include', '--include', [CompletionResultType]::ParameterName, 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files')
             [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out files or folders matching GLOB (repeat; `drafts/**`)')
@@ -469,6 +470,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;kb;stats' {
+            [CompletionResult]::new('--skipped', '--skipped', [CompletionResultType]::ParameterName, 'List the files the sync leaves out by reason (generated notes by name)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -500,6 +502,58 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'ai;kb;model' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The built-in models, their sizes, and which are on disk')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a downloaded model')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;kb;model;pull' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;model;list' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;model;remove' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;model;help' {
+            [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The built-in models, their sizes, and which are on disk')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a downloaded model')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;kb;model;help;pull' {
+            break
+        }
+        'ai;kb;model;help;list' {
+            break
+        }
+        'ai;kb;model;help;remove' {
+            break
+        }
+        'ai;kb;model;help;help' {
+            break
+        }
         'ai;kb;help' {
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Register a folder of notes as knowledge base NAME and index it')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Bring indexes up to date with their folders (all, or the NAMEs given)')
@@ -508,6 +562,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
+            [CompletionResult]::new('model', 'model', [CompletionResultType]::ParameterValue, 'Local embedding models (--embed local): download, list, remove')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -530,6 +585,21 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;kb;help;remove' {
+            break
+        }
+        'ai;kb;help;model' {
+            [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The built-in models, their sizes, and which are on disk')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a downloaded model')
+            break
+        }
+        'ai;kb;help;model;pull' {
+            break
+        }
+        'ai;kb;help;model;list' {
+            break
+        }
+        'ai;kb;help;model;remove' {
             break
         }
         'ai;kb;help;help' {
@@ -628,6 +698,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
+            [CompletionResult]::new('model', 'model', [CompletionResultType]::ParameterValue, 'Local embedding models (--embed local): download, list, remove')
             break
         }
         'ai;help;kb;add' {
@@ -649,6 +720,21 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;kb;remove' {
+            break
+        }
+        'ai;help;kb;model' {
+            [CompletionResult]::new('pull', 'pull', [CompletionResultType]::ParameterValue, 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The built-in models, their sizes, and which are on disk')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a downloaded model')
+            break
+        }
+        'ai;help;kb;model;pull' {
+            break
+        }
+        'ai;help;kb;model;list' {
+            break
+        }
+        'ai;help;kb;model;remove' {
             break
         }
         'ai;help;help' {

@@ -193,6 +193,9 @@ _ai() {
             ai__subcmd__help__subcmd__kb,list)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__list"
                 ;;
+            ai__subcmd__help__subcmd__kb,model)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model"
+                ;;
             ai__subcmd__help__subcmd__kb,remove)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__remove"
                 ;;
@@ -208,6 +211,15 @@ _ai() {
             ai__subcmd__help__subcmd__kb,sync)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__sync"
                 ;;
+            ai__subcmd__help__subcmd__kb__subcmd__model,list)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__list"
+                ;;
+            ai__subcmd__help__subcmd__kb__subcmd__model,pull)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__pull"
+                ;;
+            ai__subcmd__help__subcmd__kb__subcmd__model,remove)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__remove"
+                ;;
             ai__subcmd__kb,add)
                 cmd="ai__subcmd__kb__subcmd__add"
                 ;;
@@ -216,6 +228,9 @@ _ai() {
                 ;;
             ai__subcmd__kb,list)
                 cmd="ai__subcmd__kb__subcmd__list"
+                ;;
+            ai__subcmd__kb,model)
+                cmd="ai__subcmd__kb__subcmd__model"
                 ;;
             ai__subcmd__kb,remove)
                 cmd="ai__subcmd__kb__subcmd__remove"
@@ -241,6 +256,9 @@ _ai() {
             ai__subcmd__kb__subcmd__help,list)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__list"
                 ;;
+            ai__subcmd__kb__subcmd__help,model)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model"
+                ;;
             ai__subcmd__kb__subcmd__help,remove)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__remove"
                 ;;
@@ -255,6 +273,39 @@ _ai() {
                 ;;
             ai__subcmd__kb__subcmd__help,sync)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__sync"
+                ;;
+            ai__subcmd__kb__subcmd__help__subcmd__model,list)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__list"
+                ;;
+            ai__subcmd__kb__subcmd__help__subcmd__model,pull)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__pull"
+                ;;
+            ai__subcmd__kb__subcmd__help__subcmd__model,remove)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__remove"
+                ;;
+            ai__subcmd__kb__subcmd__model,help)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help"
+                ;;
+            ai__subcmd__kb__subcmd__model,list)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__list"
+                ;;
+            ai__subcmd__kb__subcmd__model,pull)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__pull"
+                ;;
+            ai__subcmd__kb__subcmd__model,remove)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__remove"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,help)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__help"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,list)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__list"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,pull)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__pull"
+                ;;
+            ai__subcmd__kb__subcmd__model__subcmd__help,remove)
+                cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__remove"
                 ;;
             *)
                 ;;
@@ -1057,7 +1108,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__kb)
-            opts="add sync list stats search show remove"
+            opts="add sync list stats search show remove model"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1087,6 +1138,62 @@ _ai() {
         ai__subcmd__help__subcmd__kb__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model)
+            opts="pull list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1253,7 +1360,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb)
-            opts="-q -h --quiet --help add sync list stats search show remove help"
+            opts="-q -h --quiet --help add sync list stats search show remove model help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1301,7 +1408,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__help)
-            opts="add sync list stats search show remove help"
+            opts="add sync list stats search show remove model help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1345,6 +1452,62 @@ _ai() {
         ai__subcmd__kb__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model)
+            opts="pull list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__model__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1440,6 +1603,132 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__kb__subcmd__model)
+            opts="-q -h --quiet --help pull list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help)
+            opts="pull list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__pull)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__list)
+            opts="-q -h --json --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__pull)
+            opts="-q -h --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__model__subcmd__remove)
+            opts="-q -h --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__kb__subcmd__remove)
             opts="-q -h --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1487,7 +1776,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__stats)
-            opts="-q -h --json --quiet --help"
+            opts="-q -h --skipped --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

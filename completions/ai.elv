@@ -398,10 +398,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand search 'Search a knowledge base: the best notes and their passages'
             cand show 'Print one note'
             cand remove 'Forget a knowledge base: deletes its index, never the notes'
+            cand model 'Local embedding models (--embed local): download, list, remove'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;kb;add'= {
-            cand --embed 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only'
+            cand --embed 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …), or a local model with no server or key: local, local:NAME (ai kb model list), local:/path/to/model-dir. Default: keywords only'
             cand --dimensions 'Size of the embeddings, where the model lets you choose (768, 1536, 3072)'
             cand --include 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files'
             cand --exclude 'Leave out files or folders matching GLOB (repeat; `drafts/**`)'
@@ -428,6 +429,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;kb;stats'= {
+            cand --skipped 'List the files the sync leaves out by reason (generated notes by name)'
             cand --json 'Print JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -455,6 +457,49 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'ai;kb;model'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand pull 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download'
+            cand list 'The built-in models, their sizes, and which are on disk'
+            cand remove 'Delete a downloaded model'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;kb;model;pull'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;model;list'= {
+            cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;model;remove'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;model;help'= {
+            cand pull 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download'
+            cand list 'The built-in models, their sizes, and which are on disk'
+            cand remove 'Delete a downloaded model'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;kb;model;help;pull'= {
+        }
+        &'ai;kb;model;help;list'= {
+        }
+        &'ai;kb;model;help;remove'= {
+        }
+        &'ai;kb;model;help;help'= {
+        }
         &'ai;kb;help'= {
             cand add 'Register a folder of notes as knowledge base NAME and index it'
             cand sync 'Bring indexes up to date with their folders (all, or the NAMEs given)'
@@ -463,6 +508,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand search 'Search a knowledge base: the best notes and their passages'
             cand show 'Print one note'
             cand remove 'Forget a knowledge base: deletes its index, never the notes'
+            cand model 'Local embedding models (--embed local): download, list, remove'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;kb;help;add'= {
@@ -478,6 +524,17 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;kb;help;show'= {
         }
         &'ai;kb;help;remove'= {
+        }
+        &'ai;kb;help;model'= {
+            cand pull 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download'
+            cand list 'The built-in models, their sizes, and which are on disk'
+            cand remove 'Delete a downloaded model'
+        }
+        &'ai;kb;help;model;pull'= {
+        }
+        &'ai;kb;help;model;list'= {
+        }
+        &'ai;kb;help;model;remove'= {
         }
         &'ai;kb;help;help'= {
         }
@@ -553,6 +610,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand search 'Search a knowledge base: the best notes and their passages'
             cand show 'Print one note'
             cand remove 'Forget a knowledge base: deletes its index, never the notes'
+            cand model 'Local embedding models (--embed local): download, list, remove'
         }
         &'ai;help;kb;add'= {
         }
@@ -567,6 +625,17 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;kb;show'= {
         }
         &'ai;help;kb;remove'= {
+        }
+        &'ai;help;kb;model'= {
+            cand pull 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download'
+            cand list 'The built-in models, their sizes, and which are on disk'
+            cand remove 'Delete a downloaded model'
+        }
+        &'ai;help;kb;model;pull'= {
+        }
+        &'ai;help;kb;model;list'= {
+        }
+        &'ai;help;kb;model;remove'= {
         }
         &'ai;help;help'= {
         }

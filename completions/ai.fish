@@ -236,17 +236,18 @@ complete -c ai -n "__fish_ai_using_subcommand mcp" -l no-ask -d 'Do not offer `a
 complete -c ai -n "__fish_ai_using_subcommand mcp" -l no-chats -d 'Do not offer `list_chats` and `read_chat`'
 complete -c ai -n "__fish_ai_using_subcommand mcp" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand mcp" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "add" -d 'Register a folder of notes as knowledge base NAME and index it'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "sync" -d 'Bring indexes up to date with their folders (all, or the NAMEs given)'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "list" -d 'List knowledge bases'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "stats" -d 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "show" -d 'Print one note'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
-complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l embed -d 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "add" -d 'Register a folder of notes as knowledge base NAME and index it'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "sync" -d 'Bring indexes up to date with their folders (all, or the NAMEs given)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "list" -d 'List knowledge bases'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "stats" -d 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "show" -d 'Print one note'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "model" -d 'Local embedding models (--embed local): download, list, remove'
+complete -c ai -n "__fish_ai_using_subcommand kb; and not __fish_seen_subcommand_from add sync list stats search show remove model help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l embed -d 'Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small, gemini:gemini-embedding-001, ollama:nomic-embed-text, …), or a local model with no server or key: local, local:NAME (ai kb model list), local:/path/to/model-dir. Default: keywords only' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l dimensions -d 'Size of the embeddings, where the model lets you choose (768, 1536, 3072)' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l include -d 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l exclude -d 'Leave out files or folders matching GLOB (repeat; `drafts/**`)' -r
@@ -261,6 +262,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -l skipped -d 'List the files the sync leaves out by reason (generated notes by name)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -l json -d 'Print JSON'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
@@ -273,6 +275,12 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from model" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from model" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from model" -f -a "pull" -d 'Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one already downloaded. Resumes an interrupted download'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from model" -f -a "list" -d 'The built-in models, their sizes, and which are on disk'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from model" -f -a "remove" -d 'Delete a downloaded model'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from model" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "add" -d 'Register a folder of notes as knowledge base NAME and index it'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "sync" -d 'Bring indexes up to date with their folders (all, or the NAMEs given)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "list" -d 'List knowledge bases'
@@ -280,6 +288,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print one note'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "model" -d 'Local embedding models (--embed local): download, list, remove'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
 complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
@@ -310,6 +319,7 @@ complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "search" -d 'Search a knowledge base: the best notes and their passages'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "show" -d 'Print one note'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "model" -d 'Local embedding models (--embed local): download, list, remove'
 
 # Aliases from your config and chat IDs (with titles), asked from `ai` itself.
 complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"

@@ -289,7 +289,9 @@ pub(crate) enum KbAction {
         /// The folder (a Zettelkasten, a vault, docs, a source tree).
         path: PathBuf,
         /// Also search by meaning, with embeddings from PROVIDER:MODEL (openai:text-embedding-3-small,
-        /// gemini:gemini-embedding-001, ollama:nomic-embed-text, …). Default: keywords only.
+        /// gemini:gemini-embedding-001, ollama:nomic-embed-text, …), or a local model with no
+        /// server or key: local, local:NAME (ai kb model list), local:/path/to/model-dir.
+        /// Default: keywords only.
         #[arg(long, value_name = "PROVIDER:MODEL")]
         embed: Option<String>,
         /// Size of the embeddings, where the model lets you choose (768, 1536, 3072).
@@ -327,6 +329,9 @@ pub(crate) enum KbAction {
     /// Notes, passages, size on disk, embedding model and last sync of a knowledge base.
     Stats {
         name: String,
+        /// List the files the sync leaves out by reason (generated notes by name).
+        #[arg(long)]
+        skipped: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -355,6 +360,26 @@ pub(crate) enum KbAction {
         json: bool,
     },
     /// Forget a knowledge base: deletes its index, never the notes.
+    Remove { name: String },
+    /// Local embedding models (--embed local): download, list, remove.
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelAction {
+    /// Download a model from the Hugging Face Hub (a built-in NAME or OWNER/NAME), or check one
+    /// already downloaded. Resumes an interrupted download.
+    Pull { name: String },
+    /// The built-in models, their sizes, and which are on disk.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a downloaded model.
     Remove { name: String },
 }
 

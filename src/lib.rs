@@ -34,6 +34,7 @@ pub mod fuzz;
 mod input;
 mod kb;
 mod mcp;
+mod mdterm;
 mod modes;
 mod output;
 mod present;

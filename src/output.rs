@@ -86,6 +86,13 @@ fn stderr_color() -> bool {
 /// is a property of the process's stdout, like the terminal test, so it is kept beside it.
 static JSON_STREAM: AtomicBool = AtomicBool::new(false);
 
+/// `ai -i` on a terminal: replies shown with their markdown styled ([`crate::mdterm`]).
+static MARKDOWN: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn set_markdown() {
+    MARKDOWN.store(true, Ordering::SeqCst);
+}
+
 pub(crate) fn set_json_stream() {
     JSON_STREAM.store(true, Ordering::SeqCst);
 }
@@ -247,6 +254,8 @@ pub(crate) struct ReplySink {
     /// `--json-stream`: each piece becomes a delta line; this holds the start of a UTF-8
     /// character cut between two pieces.
     lines: Option<Vec<u8>>,
+    /// Markdown styled line by line (`ai -i` on a terminal), after cleaning.
+    styler: Option<crate::mdterm::Styler>,
 }
 
 impl ReplySink {
@@ -260,6 +269,12 @@ impl ReplySink {
             // JSON escapes every control character: no cleaning needed (or wanted) there.
             terminal: (to_stdout && !lines && io::stdout().is_terminal()).then(Cleaner::new),
             lines: lines.then(Vec::new),
+            // Only where the stream is cleaned for a terminal.
+            styler: (to_stdout
+                && !lines
+                && MARKDOWN.load(Ordering::SeqCst)
+                && io::stdout().is_terminal())
+            .then(crate::mdterm::Styler::new),
         }
     }
 
@@ -288,6 +303,12 @@ impl ReplySink {
         if let Some(cleaner) = &mut self.terminal {
             let mut tail = String::new();
             cleaner.finish(&mut tail);
+            if let Some(styler) = &mut self.styler {
+                let mut styled = String::new();
+                styler.push(&tail, &mut styled);
+                styler.finish(&mut styled);
+                tail = styled;
+            }
             write_stdout(tail.as_bytes())?;
         }
         if self.to_stdout && self.received > 0 && !self.ends_in_newline {
@@ -327,6 +348,11 @@ impl Sink for ReplySink {
         } else if let Some(cleaner) = &mut self.terminal {
             let mut shown = String::with_capacity(bytes.len());
             cleaner.push_bytes(bytes, &mut shown);
+            if let Some(styler) = &mut self.styler {
+                let mut styled = String::with_capacity(shown.len() + 16);
+                styler.push(&shown, &mut styled);
+                shown = styled;
+            }
             write_stdout(shown.as_bytes())?;
         } else if self.to_stdout {
             write_stdout(bytes)?;

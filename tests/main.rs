@@ -40,8 +40,12 @@ mod kb;
 mod kb_embed;
 #[path = "suite/kb_hostile.rs"]
 mod kb_hostile;
+#[path = "suite/kb_notes.rs"]
+mod kb_notes;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/local_models.rs"]
+mod local_models;
 #[path = "suite/mcp_serve.rs"]
 mod mcp_serve;
 #[path = "suite/modes.rs"]
@@ -56,6 +60,8 @@ mod run_confirm;
 mod serve;
 #[path = "suite/serve_browser.rs"]
 mod serve_browser;
+#[path = "suite/serve_browser_faces.rs"]
+mod serve_browser_faces;
 #[path = "suite/serve_limits.rs"]
 mod serve_limits;
 #[path = "suite/serve_page.rs"]
@@ -64,6 +70,8 @@ mod serve_page;
 mod serve_stream;
 #[path = "suite/session.rs"]
 mod session;
+#[path = "suite/session_commands.rs"]
+mod session_commands;
 #[path = "suite/several.rs"]
 mod several;
 #[path = "suite/terminal.rs"]

@@ -3,7 +3,7 @@
 use comfy_table::{Table, presets};
 use serde::Serialize;
 
-use crate::cli::KbAction;
+use crate::cli::{KbAction, ModelAction};
 use crate::config::kb::{BaseConfig, valid_name};
 use crate::config::{Config, Home};
 use crate::ctx::Ctx;
@@ -40,7 +40,17 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
         ),
         KbAction::Sync { names, full, json } => sync_all(&ctx, &names, full, json),
         KbAction::List { json } => list(&ctx, json),
-        KbAction::Stats { name, json } => stats(&ctx, &name, json),
+        KbAction::Stats {
+            name,
+            skipped,
+            json,
+        } => {
+            if skipped {
+                stats_skipped(&ctx, &name, json)
+            } else {
+                stats(&ctx, &name, json)
+            }
+        }
         KbAction::Search {
             name,
             query,
@@ -49,6 +59,76 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
         } => search(&ctx, &name, &query.join(" "), usize::from(k), json),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
         KbAction::Remove { name } => remove(&ctx, &name),
+        KbAction::Model { action } => model(&ctx, action),
+    }
+}
+
+/// `ai kb model pull | list | remove`: the local embedding models in `<home>/models/`.
+fn model(ctx: &Ctx, action: ModelAction) -> Result<()> {
+    use crate::kb::local::{Source, hub};
+    let home = &ctx.home.dir;
+    let source = |name: &str| -> Result<Source> {
+        let s = Source::parse(name.strip_prefix("local:").unwrap_or(name))?;
+        if matches!(s, Source::Folder(_)) {
+            return Err(Error::usage(format!(
+                "{name} is a folder; ai kb model works on models from the Hub"
+            ))
+            .hint("use a folder directly: ai kb add NAME DIR --embed local:/path/to/model"));
+        }
+        Ok(s)
+    };
+    match action {
+        ModelAction::Pull { name } => {
+            let s = source(&name)?;
+            let dir = hub::pull(home, &s, &ctx.ui)?;
+            // Checked as a model too: a repo of another kind is said now, not at the first sync.
+            let m = crate::kb::local::LocalModel::load(&dir, &s.spec())?;
+            ctx.ui.notice(&format!(
+                "ai: {} is a {} model with {} dimensions; use it with: ai kb add NAME DIR --embed {}",
+                s.spec(),
+                m.family_name(),
+                m.dims(),
+                s.spec()
+            ));
+            Ok(())
+        }
+        ModelAction::Remove { name } => {
+            let s = source(&name)?;
+            if hub::remove(home, &s)? {
+                ctx.ui.notice(&format!("ai: removed {}", s.spec()));
+                Ok(())
+            } else {
+                Err(Error::not_found(format!("{} is not downloaded", s.spec()))
+                    .hint("ai kb model list shows what is on disk"))
+            }
+        }
+        ModelAction::List { json } => {
+            let rows = hub::list(home);
+            if json {
+                return print_json(&rows);
+            }
+            let mut t = Table::new();
+            t.load_preset(presets::NOTHING);
+            t.set_header(vec![
+                "NAME",
+                "FAMILY",
+                "DIMS",
+                "SIZE",
+                "ON DISK",
+                "LANGUAGES",
+            ]);
+            for r in &rows {
+                t.add_row(vec![
+                    format!("{}{}", r.name, if r.default { " (default)" } else { "" }),
+                    r.family.clone(),
+                    r.dimensions.map(|d| d.to_string()).unwrap_or_default(),
+                    hub::human(r.size),
+                    if r.downloaded { "yes" } else { "no" }.to_owned(),
+                    r.languages.clone(),
+                ]);
+            }
+            output::print_stdout(&format!("{t}\n"))
+        }
     }
 }
 
@@ -93,6 +173,12 @@ fn add(ctx: &Ctx, name: &str, mut base: BaseConfig, json: bool) -> Result<()> {
     // the globs, the embedding provider and its key.
     kb::scan::Filter::new(&base.include, &base.exclude)?;
     let embedder = kb::sync_embedder(&ctx.config, &base, &ctx.ui)?;
+    // Saved as settled (`local` → `local:NAME`), so a later default does not change the base.
+    if let Some(e) = &embedder
+        && e.local()?.is_some()
+    {
+        base.embed = Some(e.spec().to_owned());
+    }
     let home = ctx.home.clone();
     let (config, ()) = Config::update(&home, |config| {
         if config.kb.bases.contains_key(name) {
@@ -159,6 +245,7 @@ fn skipped_notice(ctx: &Ctx, s: &kb::scan::Skipped) {
         (s.binary, "binary"),
         (s.unreadable, "unreadable"),
         (s.duplicate, "duplicate ID"),
+        (s.generated, "generated"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
@@ -359,6 +446,43 @@ fn short_time(rfc3339: &str) -> String {
         .unwrap_or_else(|_| rfc3339.to_owned())
 }
 
+/// `ai kb stats NAME --skipped`: what a walk of the folder leaves out now, by reason, and the
+/// generated notes by path.
+fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
+    let base = kb::base(&ctx.config, name)?;
+    let filter = kb::scan::Filter::new(&base.include, &base.exclude)?;
+    let (_, s) = kb::scan::scan(&base.path, &filter)?;
+    if json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            counts: &'a kb::scan::Skipped,
+            generated_files: &'a [String],
+        }
+        return print_json(&Out {
+            counts: &s,
+            generated_files: &s.generated_paths,
+        });
+    }
+    let mut out = String::new();
+    for (n, what) in [
+        (s.hidden, "hidden"),
+        (s.ignored, "gitignored"),
+        (s.excluded, "excluded"),
+        (s.unsupported, "not text"),
+        (s.large, "too large"),
+        (s.links, "links not followed"),
+        (s.unreadable, "unreadable"),
+        (s.generated, "generated"),
+    ] {
+        out.push_str(&format!("{what:<20}{n}\n"));
+    }
+    for p in &s.generated_paths {
+        out.push_str(&format!("generated           {}\n", sanitize(p)));
+    }
+    output::print_stdout(&out)
+}
+
 fn stats(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let s = stats_of(&ctx.home, name, base)?;
@@ -449,29 +573,24 @@ fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()
 fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let ix = store::Index::open(&ctx.home, name, false)?;
-    let row = ix
-        .conn
-        .query_row(
-            "SELECT id, title, ordering, path FROM notes WHERE id = ?1 OR path = ?1
-             ORDER BY id = ?1 DESC LIMIT 1",
-            [id],
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            },
-        )
-        .map_err(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => {
-                Error::not_found(format!("knowledge base {name} has no note {id}"))
-                    .hint(format!("find one with: ai kb search {name} \"…\""))
-            }
-            e => ix.damaged(&e),
+    // An ID or path, else a name as a `[[wikilink]]` gives it (file name, title).
+    let note = kb::linked::find(&ix.conn, id)
+        .map_err(|e| ix.damaged(&e))?
+        .ok_or_else(|| {
+            Error::not_found(format!("knowledge base {name} has no note {id}"))
+                .hint(format!("find one with: ai kb search {name} \"…\""))
         })?;
-    let (id, title, ordering, path) = row;
+    let linked_from = if json {
+        kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?
+    } else {
+        Vec::new()
+    };
+    let kb::linked::Linked {
+        id,
+        title,
+        ordering,
+        path,
+    } = note;
     let file = base.path.join(&path);
     // As the sync reads it: a regular file inside the folder, not too large (a note swapped
     // for a link to /etc/passwd, /dev/zero or a FIFO is refused, not read or waited on).
@@ -503,6 +622,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: Option<&'a str>,
             path: &'a str,
             text: &'a str,
+            /// The notes that link to this one.
+            linked_from: &'a [kb::linked::Linked],
         }
         return print_json(&Note {
             kb: name,
@@ -511,6 +632,7 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: ordering.as_deref(),
             path: &path,
             text: &text,
+            linked_from: &linked_from,
         });
     }
     ctx.ui.notice(&format!(

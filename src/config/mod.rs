@@ -163,6 +163,7 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
                 }
             },
             on_overflow: key(c, "on_overflow").map_err(|e| format!("chat.{e}"))?,
+            markdown: key(c, "markdown").map_err(|e| format!("chat.{e}"))?,
         },
     };
     let timeout = match doc.get("timeout") {
@@ -236,6 +237,8 @@ pub(crate) struct ChatSettings {
     pub(crate) window_tokens: Option<usize>,
     /// What a turn does when the history passes 85% of the model's context.
     pub(crate) on_overflow: Option<Overflow>,
+    /// `ai -i` shows replies with their markdown styled on a terminal (default true).
+    pub(crate) markdown: Option<bool>,
 }
 
 /// The `"tools"` object of config.json (tool calling).

@@ -38,13 +38,33 @@ pub(crate) struct Input<'a> {
 /// How often the waiting thread looks for Ctrl+C.
 const POLL: Duration = Duration::from_millis(50);
 
-/// A provider and model settled for embedding, ready to send requests.
+/// An embedding model settled for a knowledge base: an HTTP provider's, or a local model run
+/// in-process. Sync and search use only this type, so the two are interchangeable; a base
+/// records [`spec`](Embedder::spec) and refuses to mix.
 pub(crate) struct Embedder {
-    /// `provider:model`, normalized.
+    /// `provider:model` (`local:NAME`, `local:/path`), normalized.
     spec: String,
+    dimensions: Option<u32>,
+    kind: Kind,
+}
+
+enum Kind {
+    Http(Box<Http>),
+    Local(Box<Local>),
+}
+
+/// A local model, loaded on first use (a search that never embeds does not read it).
+struct Local {
+    source: crate::kb::local::Source,
+    home: PathBuf,
+    model: std::sync::OnceLock<crate::kb::local::LocalModel>,
+    ui: Ui,
+}
+
+/// A provider and model settled for embedding, ready to send requests.
+struct Http {
     model: String,
     wire: Wire,
-    dimensions: Option<u32>,
     /// How the model is told a passage from a query (the base's `task`).
     task: Option<crate::config::kb::Task>,
     provider: Arc<Resolved>,
@@ -70,6 +90,29 @@ impl Embedder {
     /// NAME:MODEL; `gemini` and `ollama` mean the APIs `gemini-api` and `ollama-api`). Checks
     /// that the provider exists, speaks an embedding protocol and has its key. No network.
     pub(crate) fn new(spec: &str, dimensions: Option<u32>, config: &Config) -> Result<Embedder> {
+        let home = config
+            .path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), PathBuf::from);
+        if let Some(rest) = local_spec(spec, config) {
+            let source = crate::kb::local::Source::parse(rest)?;
+            if let Some(d) = dimensions {
+                return Err(Error::usage(format!(
+                    "--dimensions {d} does not apply to a local model: its size is fixed"
+                ))
+                .hint("leave --dimensions out with --embed local"));
+            }
+            return Ok(Embedder {
+                spec: source.spec(),
+                dimensions: None,
+                kind: Kind::Local(Box::new(Local {
+                    source,
+                    home,
+                    model: std::sync::OnceLock::new(),
+                    ui: Ui::new(false),
+                })),
+            });
+        }
         let (name, model) = split_spec(spec)?;
         let name = provider_name(name, config)?;
         let env = Env::load(config);
@@ -109,30 +152,53 @@ impl Embedder {
             .into();
         Ok(Embedder {
             spec: format!("{name}:{model}"),
-            model: model.to_owned(),
-            wire,
             dimensions,
-            task: None,
-            provider: Arc::new(p),
-            agent,
-            home: config
-                .path
-                .parent()
-                .map_or_else(|| PathBuf::from("."), PathBuf::from),
-            ui: Ui::new(false),
+            kind: Kind::Http(Box::new(Http {
+                model: model.to_owned(),
+                wire,
+                task: None,
+                provider: Arc::new(p),
+                agent,
+                home,
+                ui: Ui::new(false),
+            })),
         })
     }
 
-    /// Where retry and rate-limit notices go (by default: stderr, not quiet).
+    /// Where retry and rate-limit notices (and a local model's download) go (by default:
+    /// stderr, not quiet).
     pub(crate) fn with_ui(mut self, ui: Ui) -> Embedder {
-        self.ui = ui;
+        match &mut self.kind {
+            Kind::Http(h) => h.ui = ui,
+            Kind::Local(l) => l.ui = ui,
+        }
         self
     }
 
     /// How the model is told a passage from a query (`kb.bases.NAME.task`; unset: by name).
+    /// A local model knows its own form (its prompts or its name).
     pub(crate) fn with_task(mut self, task: Option<crate::config::kb::Task>) -> Embedder {
-        self.task = task;
+        if let Kind::Http(h) = &mut self.kind {
+            h.task = task;
+        }
         self
+    }
+
+    /// Make sure the model can be used now: a local model is loaded (downloaded first when it
+    /// is not on disk). An HTTP provider is not asked anything.
+    pub(crate) fn prepare(&self) -> Result<()> {
+        match &self.kind {
+            Kind::Http(_) => Ok(()),
+            Kind::Local(l) => l.get().map(|_| ()),
+        }
+    }
+
+    /// The local model, when this is one (loaded).
+    pub(crate) fn local(&self) -> Result<Option<&crate::kb::local::LocalModel>> {
+        match &self.kind {
+            Kind::Http(_) => Ok(None),
+            Kind::Local(l) => l.get().map(Some),
+        }
     }
 
     /// The normalized "provider:model" (`gemini:x` is `gemini-api:x`).
@@ -145,9 +211,13 @@ impl Embedder {
         self.dimensions
     }
 
-    /// Inputs per request.
+    /// Inputs per request (for a local model: per batch spread over the cores).
     pub(crate) fn max_batch(&self) -> usize {
-        match self.wire {
+        let h = match &self.kind {
+            Kind::Http(h) => h,
+            Kind::Local(l) => return l.get().map_or(64, |m| m.batch()),
+        };
+        match h.wire {
             // OpenAI takes 2048; smaller requests fail and retry more cheaply.
             Wire::Openai | Wire::Azure => 256,
             // Gemini: "at most 100 requests can be in one batch".
@@ -158,7 +228,12 @@ impl Embedder {
 
     /// Estimated tokens per request.
     pub(crate) fn max_batch_tokens(&self) -> usize {
-        match self.wire {
+        let h = match &self.kind {
+            Kind::Http(h) => h,
+            // In-process: a batch is bounded by its count; each thread holds one text at a time.
+            Kind::Local(_) => return usize::MAX,
+        };
+        match h.wire {
             // OpenAI allows 300,000 per request.
             Wire::Openai | Wire::Azure => 100_000,
             Wire::Gemini => 100_000,
@@ -170,7 +245,11 @@ impl Embedder {
     /// Estimated tokens per input: under the model's limit, with room for estimation error
     /// and the task prefix.
     pub(crate) fn max_input_tokens(&self) -> usize {
-        input_limit(self.wire, &self.model)
+        match &self.kind {
+            Kind::Http(h) => input_limit(h.wire, &h.model),
+            // Estimated tokens (3 bytes each) run higher than a subword tokenizer's count.
+            Kind::Local(l) => l.get().map_or(512, |m| m.max_tokens()),
+        }
     }
 
     /// Embed `inputs` in one request (more than [`max_batch`](Self::max_batch) are sent in
@@ -191,18 +270,43 @@ impl Embedder {
                 inputs.len()
             )));
         }
+        let h = match &self.kind {
+            Kind::Http(h) => h,
+            Kind::Local(l) => {
+                let m = l.get()?;
+                let role = match purpose {
+                    Purpose::Document => crate::kb::local::Role::Passage,
+                    Purpose::Query => crate::kb::local::Role::Query,
+                };
+                let texts: Vec<&str> = inputs.iter().map(|i| i.text).collect();
+                return m.embed(&texts, role);
+            }
+        };
         let mut out = Vec::with_capacity(inputs.len());
         for part in inputs.chunks(self.max_batch().max(1)) {
-            out.extend(self.one_request(part, purpose, deadline)?);
+            out.extend(h.one_request(part, purpose, deadline, self.dimensions)?);
         }
         Ok(out)
     }
+}
 
+impl Local {
+    fn get(&self) -> Result<&crate::kb::local::LocalModel> {
+        if let Some(m) = self.model.get() {
+            return Ok(m);
+        }
+        let m = self.source.load(&self.home, &self.ui)?;
+        Ok(self.model.get_or_init(|| m))
+    }
+}
+
+impl Http {
     fn one_request(
         &self,
         inputs: &[Input<'_>],
         purpose: Purpose,
         deadline: Option<Instant>,
+        dimensions: Option<u32>,
     ) -> Result<Vec<Vec<f32>>> {
         if inputs.is_empty() {
             return Ok(Vec::new());
@@ -237,7 +341,7 @@ impl Embedder {
         let ask = Ask {
             wire: self.wire,
             model: &self.model,
-            dimensions: self.dimensions,
+            dimensions,
             purpose,
             task: self.task,
         };
@@ -249,7 +353,7 @@ impl Embedder {
             wire: self.wire,
             model: self.model.clone(),
             want: inputs.len(),
-            dimensions: self.dimensions,
+            dimensions,
             limit,
             ui: self.ui,
         };
@@ -345,6 +449,23 @@ fn small_model(m: &str) -> Option<usize> {
         ("e5", 512),
     ];
     SMALL.iter().find(|(k, _)| m.contains(k)).map(|&(_, n)| n)
+}
+
+/// Whether `spec` names a local model.
+pub(crate) fn is_local(spec: &str, config: &Config) -> bool {
+    local_spec(spec, config).is_some()
+}
+
+/// What follows `local` in a spec that names a local model (`local`, `local:NAME`,
+/// `local:/path`); `None` for an HTTP provider's. A provider that config declares under the name
+/// `local` keeps its meaning.
+fn local_spec<'a>(spec: &'a str, config: &Config) -> Option<&'a str> {
+    let spec = spec.trim();
+    let (head, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    if !head.eq_ignore_ascii_case("local") || provider::exists(head, config) {
+        return None;
+    }
+    Some(rest)
 }
 
 /// `PROVIDER:MODEL` → its two parts (the model may hold more colons: `ollama:bge-m3:latest`).

@@ -30,6 +30,17 @@ pub(crate) enum Choice {
 /// Passages per turn when config `kb.top_k` says nothing.
 pub(crate) const DEFAULT_TOP_K: usize = 5;
 
+/// The relevance cut-off: a passage whose closeness (`Hit::closeness`: its BM25 score as a
+/// share of the best passage's, or its vector similarity between the last candidate's and the
+/// best's) is under this share of the best passage's closeness is not sent. Top-k is a ceiling,
+/// not a quota: padding with unrelated notes misleads the model.
+pub(crate) const RELATIVE_CUT: f64 = 0.4;
+
+/// What the model is told when the search found nothing for the question.
+pub(crate) const NOTHING: &str = "The search of the user's notes found nothing that matches this \
+question: no passages are quoted. Say so, and answer only if you can without the notes, saying \
+that it is not from them.";
+
 /// The built-in system prompt of grounded turns (config `kb.system` replaces it).
 pub(crate) const SYSTEM: &str = "Answer from the user's notes: the numbered passages quoted in the \
 user's message. If they do not hold the answer, say so plainly; add what you know beyond them only \
@@ -88,27 +99,50 @@ pub(crate) fn retrieve(
         .top_k
         .unwrap_or(DEFAULT_TOP_K)
         .clamp(1, super::search::MAX_K);
-    if vectors {
-        return super::retrieve(home, config, names, query, k, deadline, ui);
+    let all = if vectors {
+        super::retrieve(home, config, names, query, k, deadline, ui)?
+    } else {
+        let mut all = Vec::new();
+        for name in names {
+            super::base(config, name)?;
+            let ix = super::store::Index::open(home, name, false)?;
+            all.extend(super::search::search(&ix, query, k, None, deadline)?);
+        }
+        all.sort_by(|a, b| b.score.total_cmp(&a.score));
+        all.truncate(k);
+        all
+    };
+    let all = cut(all);
+    if all.is_empty() {
+        ui.notice(&format!(
+            "ai: nothing in {} matches the question; answering without notes",
+            names.join(", ")
+        ));
     }
-    let mut all = Vec::new();
-    for name in names {
-        super::base(config, name)?;
-        let ix = super::store::Index::open(home, name, false)?;
-        all.extend(super::search::search(&ix, query, k, None, deadline)?);
-    }
-    all.sort_by(|a, b| b.score.total_cmp(&a.score));
-    all.truncate(k);
     Ok(all)
 }
 
-/// The system prompt of a grounded turn.
-pub(crate) fn system(config: &Config) -> String {
-    config
+/// The passages worth sending: those at least [`RELATIVE_CUT`] as close as the closest.
+pub(crate) fn cut(mut hits: Vec<Hit>) -> Vec<Hit> {
+    let best = hits.iter().map(|h| h.closeness).fold(0.0, f64::max);
+    if best > 0.0 {
+        hits.retain(|h| h.closeness >= RELATIVE_CUT * best);
+    }
+    hits
+}
+
+/// The system prompt of a grounded turn; when the search found nothing, it says so.
+pub(crate) fn system(config: &Config, found: bool) -> String {
+    let ask = config
         .kb
         .system
         .clone()
-        .unwrap_or_else(|| SYSTEM.to_owned())
+        .unwrap_or_else(|| SYSTEM.to_owned());
+    if found {
+        ask
+    } else {
+        format!("{ask}\n\n{NOTHING}")
+    }
 }
 
 /// The passages as the prompt quotes them.

@@ -13,8 +13,12 @@
 
 pub(crate) mod chunk;
 pub(crate) mod embed;
+pub(crate) mod fresh;
 mod glob;
 pub(crate) mod ground;
+pub(crate) mod lang;
+pub(crate) mod linked;
+pub(crate) mod local;
 pub(crate) mod note;
 mod progress;
 pub(crate) mod scan;
@@ -61,8 +65,12 @@ pub(crate) fn sync_embedder(
     ui: &Ui,
 ) -> Result<Option<embed::Embedder>> {
     match &base.embed {
-        Some(spec) => embed::Embedder::new(spec, base.dimensions, config)
-            .map(|e| Some(e.with_ui(*ui).with_task(base.task))),
+        Some(spec) => {
+            let e = embed::Embedder::new(spec, base.dimensions, config)?.with_ui(*ui).with_task(base.task);
+            // A local model is loaded (downloaded on first use) before the sync starts.
+            e.prepare()?;
+            Ok(Some(e))
+        }
         None => Ok(None),
     }
 }
@@ -80,6 +88,11 @@ impl Searcher {
     pub(crate) fn open(home: &Home, config: &Config, name: &str, ui: &Ui) -> Result<Searcher> {
         let configured = base(config, name)?;
         let index = store::Index::open(home, name, false)?;
+        if !index.keywords_current()? {
+            ui.warn(&format!(
+                "knowledge base {name} was indexed by an older version of ai: its keywords are searched without stemming until: ai kb sync {name}"
+            ));
+        }
         let embedder = match index.meta("embed")? {
             Some(spec) if index.meta("dimensions")?.is_some() => {
                 // The size is sent with a query only when indexing sent it: a model that
@@ -89,6 +102,8 @@ impl Searcher {
                     Some(d) => d.parse().ok(),
                     None => configured.dimensions,
                 };
+                // A local model's size is its own.
+                let asked = asked.filter(|_| !embed::is_local(&spec, config));
                 match embed::Embedder::new(&spec, asked, config) {
                     Ok(e) => Some(e.with_ui(*ui).with_task(configured.task)),
                     Err(

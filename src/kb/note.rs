@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use super::chunk::{self, Kind};
+use super::lang::{self, Lang};
 
 /// A note read from its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +17,11 @@ pub(crate) struct Note {
     pub(crate) title: String,
     /// The Zettelkasten ordering of the file name (`01_12a`), if it has one.
     pub(crate) ordering: Option<String>,
+    /// Other names of the note (front matter `aliases:`), searchable like its title.
+    pub(crate) aliases: Vec<String>,
+    /// The language its words are stemmed in: front matter `lang:`/`language:`, else detected,
+    /// else English.
+    pub(crate) lang: Lang,
     /// The text without front matter, CRLF as LF, links to notes reduced to their IDs.
     pub(crate) body: String,
     /// The 1-based file line where `body` starts (after the front matter).
@@ -34,6 +40,8 @@ pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {
             id: rel.to_owned(),
             title: name.to_owned(),
             ordering: None,
+            aliases: Vec::new(),
+            lang: lang::detect(&body).unwrap_or(Lang::En),
             hash: hash(&body),
             body,
             first_line: 1,
@@ -47,19 +55,27 @@ pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {
         Some(id) => name_parts(name, id),
         None => (None, String::new()),
     };
+    // As the owner sees it: the title the front matter gives, else the heading the note opens
+    // with, else its file name (a heading further down names a section, not the note).
     let title = front
         .title
-        .or_else(|| first_heading(&body).map(str::to_owned))
+        .or_else(|| opening_heading(&body).map(str::to_owned))
         .or_else(|| (!words.is_empty()).then_some(words))
-        .unwrap_or_else(|| strip_extension(name).to_owned());
+        .unwrap_or_else(|| name_title(name));
     let id = zettel
         .map(str::to_owned)
         .or(front.id)
         .unwrap_or_else(|| rel.to_owned());
+    let lang = front
+        .lang
+        .or_else(|| lang::detect(&body))
+        .unwrap_or(Lang::En);
     Note {
         id,
         title,
         ordering,
+        aliases: front.aliases,
+        lang,
         hash: hash(&body),
         body,
         first_line: front.lines.saturating_add(1),
@@ -121,6 +137,8 @@ fn lf(text: &str) -> Cow<'_, str> {
 struct Front {
     id: Option<String>,
     title: Option<String>,
+    aliases: Vec<String>,
+    lang: Option<Lang>,
     /// Byte offset of the body.
     end: usize,
     /// Lines the block takes, its `---` lines included.
@@ -140,6 +158,8 @@ fn front_matter(text: &str) -> Option<Front> {
         lines: 1,
         ..Front::default()
     };
+    // Whether the list items that follow are aliases (`aliases:` with no value on its line).
+    let mut in_aliases = false;
     for line in lines {
         front.end += line.len();
         front.lines = front.lines.saturating_add(1);
@@ -147,10 +167,16 @@ fn front_matter(text: &str) -> Option<Front> {
         if l == "---" || l == "..." {
             return Some(front);
         }
-        // Blank lines, comments, list items and indented continuations: nothing we read.
-        if l.trim_start().is_empty() || l.starts_with(['#', ' ', '\t', '-']) {
+        let item = l.trim_start();
+        if in_aliases && let Some(value) = item.strip_prefix("- ") {
+            front.aliases.extend(scalar(value));
             continue;
         }
+        // Blank lines, comments, other list items and indented continuations: nothing we read.
+        if item.is_empty() || l.starts_with(['#', ' ', '\t', '-']) {
+            continue;
+        }
+        in_aliases = false;
         let (key, value) = l.split_once(':')?;
         if key.is_empty() || !(value.is_empty() || value.starts_with([' ', '\t'])) {
             return None;
@@ -159,6 +185,17 @@ fn front_matter(text: &str) -> Option<Front> {
             front.id = scalar(value);
         } else if key.eq_ignore_ascii_case("title") {
             front.title = scalar(value);
+        } else if key.eq_ignore_ascii_case("aliases") || key.eq_ignore_ascii_case("alias") {
+            let v = value.trim();
+            if v.is_empty() {
+                in_aliases = true;
+            } else if let Some(list) = v.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                front.aliases.extend(list.split(',').filter_map(scalar));
+            } else {
+                front.aliases.extend(scalar(v));
+            }
+        } else if key.eq_ignore_ascii_case("lang") || key.eq_ignore_ascii_case("language") {
+            front.lang = scalar(value).and_then(|v| Lang::from_code(&v));
         }
     }
     None
@@ -183,24 +220,53 @@ fn scalar(value: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
-/// The text of the first `# ` heading outside fenced code.
-fn first_heading(body: &str) -> Option<&str> {
-    let mut fence = None;
-    for line in body.lines() {
-        let line = line.trim_end();
-        if let Some(open) = fence {
-            if chunk::fence_closes(line, open) {
-                fence = None;
-            }
-        } else if let Some(open) = chunk::fence_open(line) {
-            fence = Some(open);
-        } else if let Some((1, text)) = chunk::atx(line)
-            && !text.is_empty()
-        {
-            return Some(text);
+/// The text of the `# ` heading the note opens with (its first line that is not blank).
+fn opening_heading(body: &str) -> Option<&str> {
+    let line = body.lines().map(str::trim_end).find(|l| !l.is_empty())?;
+    match chunk::atx(line) {
+        Some((1, text)) if !text.is_empty() => Some(text),
+        _ => None,
+    }
+}
+
+/// A title from a file name: without its extension and a leading timestamp ID
+/// (`202301151230 Meeting notes.md` → "Meeting notes").
+fn name_title(name: &str) -> String {
+    let stem = strip_extension(name);
+    let digits = stem.bytes().take_while(u8::is_ascii_digit).count();
+    if (8..=14).contains(&digits) {
+        let rest = stem[digits..].trim_start_matches([' ', '_', '-']);
+        if !rest.is_empty() {
+            return rest.to_owned();
         }
     }
-    None
+    stem.to_owned()
+}
+
+/// Text without its embeds (`![[drawing.excalidraw]]`, `![[image.png|300]]`): what they show
+/// is another file, not words of this note. Borrowed when there is none.
+pub(crate) fn without_embeds(text: &str) -> Cow<'_, str> {
+    if memchr::memmem::find(text.as_bytes(), b"![[").is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("![[") {
+        let after = &rest[i + 3..];
+        // An embed ends at `]]` on the same line; anything else is text.
+        match after.find("]]").filter(|&j| !after[..j].contains('\n')) {
+            Some(j) => {
+                out.push_str(&rest[..i]);
+                rest = &after[j + 2..];
+            }
+            None => {
+                out.push_str(&rest[..i + 3]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// The hash of a note's normalized text: SHA-256, its first 16 bytes as hex.

@@ -98,14 +98,60 @@ fn file_name_parts() {
 fn titles_in_order_of_precedence() {
     let fm = "---\ntitle: \"Aus dem Kopf\"\n---\n# Heading\n";
     assert_eq!(read(LINKED, fm, Kind::Markdown).title, "Aus dem Kopf");
-    let heading = "```\n# in code\n```\n## Second level\n# Überschrift #\n";
+    let heading = "\n# Überschrift #\n\nText.\n# Later\n";
     assert_eq!(read(LINKED, heading, Kind::Markdown).title, "Überschrift");
+    // A heading further down names a section, not the note: the file name is its title.
+    let later = "```\n# in code\n```\n## Second level\n# Überschrift #\n";
+    assert_eq!(
+        read(LINKED, later, Kind::Markdown).title,
+        "How to integrate"
+    );
+    assert_eq!(
+        read(
+            "docs/Docker networking.md",
+            "Intro.\n\n# Example\n",
+            Kind::Markdown
+        )
+        .title,
+        "Docker networking"
+    );
+    assert_eq!(
+        read("202301151230 Meeting.md", "x", Kind::Markdown).title,
+        "Meeting"
+    );
     assert_eq!(
         read(LINKED, "no heading", Kind::Markdown).title,
         "How to integrate"
     );
     assert_eq!(read("docs/plain.md", "text", Kind::Markdown).title, "plain");
     assert_eq!(read("docs/.md", "text", Kind::Markdown).title, ".md");
+}
+
+#[test]
+fn aliases_and_language_from_front_matter() {
+    let block = "---\naliases:\n  - K8s\n  - \"kube\"\ntags:\n  - x\nlang: de\n---\nThe text.\n";
+    let note = read("k.md", block, Kind::Markdown);
+    assert_eq!(note.aliases, vec!["K8s", "kube"]);
+    assert_eq!(note.lang, Lang::De, "the front matter wins over detection");
+    let inline = read(
+        "k.md",
+        "---\naliases: [a b, 'c']\n---\nDie Sicherung läuft.\n",
+        Kind::Markdown,
+    );
+    assert_eq!(inline.aliases, vec!["a b", "c"]);
+    assert_eq!(inline.lang, Lang::De);
+    let one = read("k.md", "---\nalias: Solo\n---\nx\n", Kind::Markdown);
+    assert_eq!(one.aliases, vec!["Solo"]);
+    assert_eq!(one.lang, Lang::En, "nothing to tell: English");
+}
+
+#[test]
+fn embeds_are_no_text() {
+    assert_eq!(
+        without_embeds("a ![[x.excalidraw]] b ![[img.png|300]]\n![[open\nc"),
+        "a  b \n![[open\nc"
+    );
+    assert!(matches!(without_embeds("[[link]]"), Cow::Borrowed(_)));
 }
 
 #[test]

@@ -12,6 +12,8 @@ pub(crate) struct Progress {
     total: u64,
     last: Option<Instant>,
     shown: bool,
+    /// Said with the count: items a second since the start.
+    rate: Option<Instant>,
 }
 
 impl Progress {
@@ -22,7 +24,14 @@ impl Progress {
             total,
             last: None,
             shown: false,
+            rate: None,
         }
+    }
+
+    /// Also show how many items a second are done (passages/s while embedding).
+    pub(crate) fn with_rate(mut self) -> Progress {
+        self.rate = Some(Instant::now());
+        self
     }
 
     pub(crate) fn set(&mut self, done: u64) {
@@ -47,9 +56,13 @@ impl Progress {
             "█".repeat(filled),
             "░".repeat(WIDTH as usize - filled)
         );
+        let rate = self.rate.map_or_else(String::new, |t| {
+            let secs = now.duration_since(t).as_secs_f64().max(0.001);
+            format!(" ({:.0}/s)", done as f64 / secs)
+        });
         let _ = write!(
             std::io::stderr().lock(),
-            "\r{bar} {done}/{} {}\x1b[K",
+            "\r{bar} {done}/{} {}{rate}\x1b[K",
             self.total,
             self.what
         );

@@ -67,6 +67,12 @@ pub(crate) struct Skipped {
     pub(crate) binary: u64,
     /// A second file with a note ID already taken (counted by the sync).
     pub(crate) duplicate: u64,
+    /// Notes a program writes, not a person: Excalidraw drawings (`*.excalidraw.md`), whose
+    /// text is the drawing's JSON. Listed by `ai kb stats NAME --skipped`.
+    pub(crate) generated: u64,
+    /// Their paths (relative to the root), for that list.
+    #[serde(skip)]
+    pub(crate) generated_paths: Vec<String>,
     /// The paths (relative, '/'-separated) of folders whose listing failed or was incomplete,
     /// and of entries whose type could not be read: the scan cannot say what is gone below
     /// them, so the sync keeps their notes.
@@ -98,6 +104,7 @@ impl Skipped {
             + self.unreadable
             + self.binary
             + self.duplicate
+            + self.generated
     }
 }
 
@@ -155,6 +162,12 @@ impl Filter {
             None
         }
     }
+}
+
+/// Whether a file is a note a program generated (Excalidraw's `NAME.excalidraw.md`).
+fn generated(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".excalidraw.md") || lower.ends_with(".excalidraw")
 }
 
 /// A file name's extension, if it has one (`.bashrc` has none).
@@ -360,6 +373,11 @@ impl Walk<'_> {
         };
         if meta.len() > MAX_FILE_BYTES {
             self.skipped.large += 1;
+            return;
+        }
+        if generated(name) {
+            self.skipped.generated += 1;
+            self.skipped.generated_paths.push(rel.to_owned());
             return;
         }
         self.entries.push(Entry {

@@ -2,11 +2,13 @@
 //! searches and grounded turns run while a sync writes.
 //!
 //! Tables: `meta` (schema version, embedding model and dimensions, chunker version, last sync),
-//! `notes` (stable ID, path, title, ordering, hash of the normalized text, size and mtime),
-//! `chunks` (the note's passages with heading path, line range, text, hash and vector), and two
-//! contentless FTS5 tables over each chunk's title, heading and text: `words` (unicode61 with
-//! diacritics folded: `uber` finds "Über") and `grams` (trigram: `sicherung` finds
-//! "Datenbanksicherung"). Both are fed [`fold`]ed text, so `ß` and `ss` meet.
+//! `notes` (stable ID, path, title, ordering, hash of the normalized text, size and mtime,
+//! aliases, language), `chunks` (the note's passages with heading path, line range, text, hash
+//! and vector), and two contentless FTS5 tables: `words` over each chunk's title, aliases,
+//! heading and text as Snowball stems of the note's language (unicode61 with diacritics folded:
+//! `uber` finds "Über", `backups` finds "backup"), and `grams` over its title, heading and text
+//! (trigram: `sicherung` finds "Datenbanksicherung"). Both are fed [`fold`]ed text, so `ß` and
+//! `ss` meet.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,6 +22,10 @@ use crate::error::{Error, Result};
 pub(crate) const SCHEMA: &str = "1";
 /// Bumped when chunking changes: an index chunked otherwise is rebuilt on its next sync.
 pub(crate) const CHUNKER: &str = "1";
+/// Bumped when what the keyword tables hold changes: the next sync re-indexes the keywords of
+/// an older index from its notes (its passages and vectors are kept); until then it is searched
+/// as it was indexed. Absent in indexes from before stemming ("1").
+pub(crate) const KEYWORDS: &str = "2";
 
 const TABLES: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -31,7 +37,9 @@ CREATE TABLE notes (
     ordering TEXT,
     hash TEXT NOT NULL,
     size INTEGER NOT NULL,
-    mtime INTEGER NOT NULL
+    mtime INTEGER NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '',
+    lang TEXT
 );
 CREATE INDEX notes_path ON notes(path);
 CREATE TABLE chunks (
@@ -47,8 +55,8 @@ CREATE TABLE chunks (
 );
 CREATE INDEX chunks_note ON chunks(note, seq);
 CREATE INDEX chunks_unembedded ON chunks(c) WHERE vector IS NULL;
-CREATE VIRTUAL TABLE words USING fts5(title, heading, text, content='', contentless_delete=1,
-    tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE words USING fts5(title, aliases, heading, text, content='',
+    contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='', contentless_delete=1,
     tokenize='trigram remove_diacritics 1');
 ";
@@ -159,7 +167,8 @@ impl Index {
             }
             c.execute_batch(&format!(
                 "BEGIN IMMEDIATE; {TABLES}
-                 INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{CHUNKER}');
+                 INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{CHUNKER}'),
+                     ('keywords', '{KEYWORDS}');
                  COMMIT;"
             ))
             .map_err(|e| self.damaged(&e))?;
@@ -173,6 +182,45 @@ impl Index {
             .hint(format!("rebuild it with: ai kb sync --full {}", self.name))),
             None => Err(self.damaged_msg("its schema version is missing")),
         }
+    }
+
+    /// Whether the keyword tables hold what this version writes ([`KEYWORDS`]).
+    pub(crate) fn keywords_current(&self) -> Result<bool> {
+        Ok(self.meta("keywords")?.as_deref() == Some(KEYWORDS))
+    }
+
+    /// Bring the keyword tables of an older index to [`KEYWORDS`]: the notes get their new
+    /// columns, the words table its new shape (empty), and every note is marked to be read
+    /// again by the sync that called this (in its transaction), which indexes its keywords anew.
+    pub(crate) fn migrate_keywords(&self) -> Result<()> {
+        let has_lang: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('notes') WHERE name = 'lang'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| self.damaged(&e))?
+            > 0;
+        let columns = if has_lang {
+            ""
+        } else {
+            "ALTER TABLE notes ADD COLUMN aliases TEXT NOT NULL DEFAULT '';
+             ALTER TABLE notes ADD COLUMN lang TEXT;"
+        };
+        self.conn
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE;
+                 {columns}
+                 DROP TABLE IF EXISTS words;
+                 CREATE VIRTUAL TABLE words USING fts5(title, aliases, heading, text, content='',
+                     contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+                 UPDATE notes SET mtime = -1, lang = NULL;
+                 INSERT INTO meta VALUES ('keywords', '{KEYWORDS}')
+                     ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+                 COMMIT;"
+            ))
+            .map_err(|e| self.damaged(&e))
     }
 
     pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {

@@ -15,6 +15,7 @@ use rusqlite::{Transaction, params};
 
 use super::chunk;
 use super::embed::{self, Embedder, Input, Purpose};
+use super::lang;
 use super::note::{self, Note};
 use super::progress::Progress;
 use super::scan::{self, Entry, Skipped};
@@ -91,6 +92,14 @@ struct Known {
     ordering: Option<String>,
     size: i64,
     mtime: i64,
+    /// One alias a line.
+    aliases: String,
+    lang: Option<String>,
+}
+
+/// A note's aliases as the index keeps them: one a line.
+fn aliases_line(note: &Note) -> String {
+    note.aliases.join("\n")
 }
 
 /// Sync knowledge base `name` with its folder.
@@ -123,6 +132,11 @@ pub(crate) fn run(
                 "ai: knowledge base {name} was chunked by another version; rebuilding it"
             ));
             full = true;
+        } else if !ix.keywords_current()? {
+            ui.notice(&format!(
+                "ai: knowledge base {name} was indexed by an older version; indexing its keywords again (passages and embeddings are kept)"
+            ));
+            ix.migrate_keywords()?;
         }
     }
     // A rebuild of an index in use is built beside it and switched in at the end: searches and
@@ -223,8 +237,10 @@ pub(crate) fn run(
         let t = tx.as_ref().expect("a transaction is open");
         match known.get(&note.id) {
             Some(k) if k.hash == note.hash => {
-                let meta_changed =
-                    k.path != entry.rel || k.title != note.title || k.ordering != note.ordering;
+                let meta_changed = k.path != entry.rel
+                    || k.title != note.title
+                    || k.ordering != note.ordering
+                    || k.aliases != aliases_line(&note);
                 update_note_meta(&ix, t, k, entry, &note)?;
                 if meta_changed {
                     counts.metadata += 1;
@@ -281,6 +297,17 @@ pub(crate) fn run(
     }
     counts.notes = ix.count("SELECT count(*) FROM notes")?;
     counts.chunks = ix.count("SELECT count(*) FROM chunks")?;
+    let langs: Vec<String> = {
+        let mut st = ix
+            .conn
+            .prepare("SELECT DISTINCT lang FROM notes WHERE lang IS NOT NULL ORDER BY lang")
+            .map_err(|e| ix.damaged(&e))?;
+        st.query_map([], |r| r.get(0))
+            .map_err(|e| ix.damaged(&e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| ix.damaged(&e))?
+    };
+    ix.set_meta("languages", Some(&langs.join(",")))?;
     ix.set_meta("last_sync", Some(&chrono::Utc::now().to_rfc3339()))?;
     // Fold the write-ahead log back so the index is one file at rest.
     let _ = ix
@@ -350,7 +377,7 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
 fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
     let mut st = ix
         .conn
-        .prepare("SELECT n, id, path, hash, title, ordering, size, mtime FROM notes")
+        .prepare("SELECT n, id, path, hash, title, ordering, size, mtime, aliases, lang FROM notes")
         .map_err(|e| ix.damaged(&e))?;
     let rows = st
         .query_map([], |r| {
@@ -364,6 +391,8 @@ fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
                     ordering: r.get(5)?,
                     size: r.get(6)?,
                     mtime: r.get(7)?,
+                    aliases: r.get(8)?,
+                    lang: r.get(9)?,
                 },
             ))
         })
@@ -426,20 +455,25 @@ fn update_note_meta(
     entry: &Entry,
     note: &Note,
 ) -> Result<()> {
+    let aliases = aliases_line(note);
     t.execute(
-        "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, size = ?5, mtime = ?6 WHERE n = ?1",
+        "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, size = ?5, mtime = ?6, aliases = ?7, lang = ?8 WHERE n = ?1",
         params![
             k.n,
             entry.rel,
             note.title,
             note.ordering,
             entry.size as i64,
-            entry.mtime_ns
+            entry.mtime_ns,
+            aliases,
+            note.lang.code()
         ],
     )
     .map_err(|e| ix.damaged(&e))?;
-    if k.title != note.title {
-        // The title is searchable: index the passages again under the new one.
+    if k.title != note.title || k.aliases != aliases || k.lang.as_deref() != Some(note.lang.code())
+    {
+        // Title and aliases are searchable, and the language says how words are stemmed:
+        // index the passages again (an index that was migrated has no keywords for them yet).
         let rows: Vec<(i64, String, String)> = {
             let mut st = t
                 .prepare_cached("SELECT c, heading, text FROM chunks WHERE note = ?1")
@@ -451,7 +485,7 @@ fn update_note_meta(
         };
         for (c, heading, text) in rows {
             unindex(ix, t, c)?;
-            index_text(ix, t, c, &note.title, &heading, &text)?;
+            index_text(ix, t, c, note, &heading, &text)?;
         }
     }
     Ok(())
@@ -465,24 +499,43 @@ fn unindex(ix: &Index, t: &Transaction<'_>, c: i64) -> Result<()> {
     Ok(())
 }
 
+/// Index one passage: its words as stems of the note's language (with the note's title and
+/// aliases), its trigrams as folded text. Embedded notes and images (`![[…]]`) are no text of
+/// the passage.
 fn index_text(
     ix: &Index,
     t: &Transaction<'_>,
     c: i64,
-    title: &str,
+    note: &Note,
     heading: &str,
     text: &str,
 ) -> Result<()> {
-    let (title, heading, text) = (fold(title), fold(heading), fold(text));
-    for table in ["words", "grams"] {
-        let mut st = t
-            .prepare_cached(&format!(
-                "INSERT INTO {table}(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)"
-            ))
-            .map_err(|e| ix.damaged(&e))?;
-        st.execute(params![c, title, heading, text])
-            .map_err(|e| ix.damaged(&e))?;
-    }
+    let text = note::without_embeds(text);
+    let stems = lang::Stems::new(note.lang);
+    let aliases = note.aliases.join(" ; ");
+    let mut st = t
+        .prepare_cached(
+            "INSERT INTO words(rowid, title, aliases, heading, text) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(|e| ix.damaged(&e))?;
+    st.execute(params![
+        c,
+        stems.text(&note.title),
+        stems.text(&aliases),
+        stems.text(heading),
+        stems.text(&text)
+    ])
+    .map_err(|e| ix.damaged(&e))?;
+    let title = if aliases.is_empty() {
+        fold(&note.title)
+    } else {
+        fold(&format!("{} ; {aliases}", note.title))
+    };
+    let mut st = t
+        .prepare_cached("INSERT INTO grams(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)")
+        .map_err(|e| ix.damaged(&e))?;
+    st.execute(params![c, title, fold(heading), fold(&text)])
+        .map_err(|e| ix.damaged(&e))?;
     Ok(())
 }
 
@@ -565,8 +618,8 @@ fn replace_note(
             t.execute("DELETE FROM chunks WHERE note = ?1", [k.n])
                 .map_err(|e| ix.damaged(&e))?;
             t.execute(
-                "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, hash = ?5, size = ?6, mtime = ?7 WHERE n = ?1",
-                params![k.n, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns],
+                "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, hash = ?5, size = ?6, mtime = ?7, aliases = ?8, lang = ?9 WHERE n = ?1",
+                params![k.n, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns, aliases_line(note), note.lang.code()],
             )
             .map_err(|e| ix.damaged(&e))?;
             if had_vectors {
@@ -576,8 +629,8 @@ fn replace_note(
         }
         None => {
             t.execute(
-                "INSERT INTO notes (id, path, title, ordering, hash, size, mtime) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![note.id, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns],
+                "INSERT INTO notes (id, path, title, ordering, hash, size, mtime, aliases, lang) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![note.id, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns, aliases_line(note), note.lang.code()],
             )
             .map_err(|e| ix.damaged(&e))?;
             t.last_insert_rowid()
@@ -609,7 +662,7 @@ fn replace_note(
             .map_err(|e| ix.damaged(&e))?;
         }
         let c = t.last_insert_rowid();
-        index_text(ix, t, c, &note.title, &ch.heading, &ch.text)?;
+        index_text(ix, t, c, note, &ch.heading, &ch.text)?;
     }
     if reused {
         vectors::bump(ix)?;
@@ -642,12 +695,12 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
         .map(|(_, bytes)| embed::estimate_tokens_of(*bytes))
         .collect();
     let batches = embed::batches(&tokens, e.max_batch(), e.max_batch_tokens());
-    let mut progress = Progress::new(ui, "embedding batches", batches.len() as u64);
+    let mut progress = Progress::new(ui, "passages embedded", todo.len() as u64).with_rate();
     let mut dims: Option<usize> = ix.meta("dimensions")?.and_then(|d| d.parse().ok());
     let mut done = 0u64;
     let started = Instant::now();
-    for (i, range) in batches.iter().enumerate() {
-        progress.set(i as u64);
+    for range in &batches {
+        progress.set(done);
         if signal::interrupted() {
             progress.finish();
             return Err(Error::Interrupted);
@@ -725,10 +778,11 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
     progress.finish();
     if done > 0 {
         ui.notice(&format!(
-            "ai: embedded {done} passage{} with {} in {:.1}s",
+            "ai: embedded {done} passage{} with {} in {:.1}s ({:.0} passages/s)",
             if done == 1 { "" } else { "s" },
             e.spec(),
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            done as f64 / started.elapsed().as_secs_f64().max(0.001)
         ));
     }
     Ok(done)

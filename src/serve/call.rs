@@ -20,7 +20,12 @@ struct Call {
     /// Model alias (or provider:model); the default model when left out.
     #[serde(default)]
     alias: Option<String>,
-    prompt: String,
+    /// Left out only with `retry`.
+    #[serde(default)]
+    prompt: Option<String>,
+    /// Resend the failed (or stopped) last prompt of `chat` in its place (`ai chat retry`).
+    #[serde(default)]
+    retry: bool,
     /// Ask the backend itself for JSON (the `json` mode).
     #[serde(default)]
     json_mode: bool,
@@ -128,7 +133,48 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
     // A chat another call holds is busy (429), not waited for while this one holds a slot.
     let mut args: Vec<String> = vec!["--json-stream".into(), "-q".into(), "--no-wait".into()];
-    if let Some(c) = &call.chat {
+    if call.retry {
+        // `ai chat retry ID`: the chat's own prompt, no other (no duplicate of it).
+        let refused = match (&call.chat, &call.prompt) {
+            (None, _) => Some("a retry names its chat"),
+            (Some(_), Some(_)) => Some("a retry resends the chat's own prompt; leave out prompt"),
+            (Some(c), None) if c.starts_with('-') || crate::chat::store::check_id(c).is_err() => {
+                Some("the chat is not a chat ID")
+            }
+            _ => None,
+        };
+        if let Some(message) = refused {
+            return fail(
+                conn,
+                400,
+                message,
+                Some("send {\"retry\": true, \"chat\": \"K7Q\"}"),
+            );
+        }
+        let chat = call.chat.clone().unwrap_or_default();
+        args.splice(0..0, ["chat".into(), "retry".into(), chat]);
+        if call.no_chat
+            || call.kb.is_some()
+            || call.no_kb
+            || call.json_mode
+            || call.system.is_some()
+        {
+            return fail(
+                conn,
+                400,
+                "a retry takes only chat, alias, timeout and stream",
+                Some("the chat keeps its own knowledge bases and system prompt"),
+            );
+        }
+    } else if call.prompt.is_none() {
+        return fail(
+            conn,
+            400,
+            "the body is not a valid call: missing field `prompt`",
+            Some("send {\"prompt\": \"…\", \"alias\": \"sonnet\", \"chat\": \"K7Q\"}"),
+        );
+    }
+    if let Some(c) = call.chat.as_ref().filter(|_| !call.retry) {
         // A value like `-q` must not be taken for an option (`ai` checks the rest).
         if c.starts_with('-') {
             return fail(
@@ -240,12 +286,7 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             &[("Retry-After", "2")],
         );
     };
-    let running = match child::start(
-        &shared.exe,
-        &args,
-        Some(call.prompt),
-        shared.limits.max_output,
-    ) {
+    let running = match child::start(&shared.exe, &args, call.prompt, shared.limits.max_output) {
         Ok(r) => r,
         Err(e) => return cannot_start(conn, &e),
     };

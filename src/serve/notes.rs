@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::Shared;
 use super::http::{Conn, Head, percent_decode, query_param};
 use super::page::{NotePage, note_page};
-use super::render::markdown_with;
+use super::render::note_markdown;
 use super::routes::{fail, not_allowed, not_json, run_ai};
 
 /// The most hits one search returns.
@@ -158,6 +158,45 @@ struct Note {
     text: String,
     #[serde(default)]
     html: String,
+    /// The notes that link to this one, each with its signed URL.
+    #[serde(default)]
+    linked_from: Vec<LinkedNote>,
+}
+
+/// A note that links to the one shown.
+#[derive(Deserialize, Serialize)]
+struct LinkedNote {
+    id: String,
+    title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ordering: Option<String>,
+    path: String,
+    #[serde(default)]
+    url: String,
+}
+
+/// The URL of the note a `[[wikilink]]` names (`[[name#heading]]`), signed as source links
+/// are; only a `#heading` of this note stays a fragment. `None` for what names no note.
+fn wiki_url(signer: &super::sign::Signer, kb: &str, target: &str) -> Option<String> {
+    let (name, fragment) = match target.split_once('#') {
+        Some((n, f)) => (n.trim(), Some(f)),
+        None => (target.trim(), None),
+    };
+    let fragment = fragment.map(|f| format!("#{}", f.trim()));
+    if name.is_empty() {
+        return fragment;
+    }
+    if name.contains(['\0', '\n', '\r', '?'])
+        || name.starts_with(['-', '/'])
+        || name
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
+    {
+        return None;
+    }
+    let mut url = signer.note_url(kb, name);
+    url.push_str(fragment.as_deref().unwrap_or(""));
+    Some(url)
 }
 
 fn note(conn: Conn, head: &Head, name: &str, id: &str, shared: &Shared) {
@@ -182,20 +221,29 @@ fn note(conn: Conn, head: &Head, name: &str, id: &str, shared: &Shared) {
     // Resolved against the note's own folder (the URL may name it by its ID).
     let note_path = n.path.clone();
     let base_dir = note_path.rsplit_once('/').map_or("", |(dir, _)| dir);
-    n.html = markdown_with(&n.text, &|target| {
-        let (path, fragment) = match target.split_once('#') {
-            Some((p, f)) => (p, Some(f)),
-            None => (target, None),
-        };
-        let path = path.split('?').next().unwrap_or("");
-        let resolved = resolve(base_dir, &percent_decode(path, false))?;
-        let mut url = shared.signer.note_url(name, &resolved);
-        if let Some(f) = fragment {
-            url.push('#');
-            url.push_str(f);
-        }
-        Some(url)
-    });
+    let signer = &shared.signer;
+    let wiki = |target: &str| wiki_url(signer, name, target);
+    for l in &mut n.linked_from {
+        l.url = signer.note_url(name, &l.id);
+    }
+    n.html = note_markdown(
+        &n.text,
+        &|target| {
+            let (path, fragment) = match target.split_once('#') {
+                Some((p, f)) => (p, Some(f)),
+                None => (target, None),
+            };
+            let path = path.split('?').next().unwrap_or("");
+            let resolved = resolve(base_dir, &percent_decode(path, false))?;
+            let mut url = shared.signer.note_url(name, &resolved);
+            if let Some(f) = fragment {
+                url.push('#');
+                url.push_str(f);
+            }
+            Some(url)
+        },
+        &wiki,
+    );
     if as_json {
         return conn.json(200, &n, &[]);
     }
@@ -206,6 +254,17 @@ fn note(conn: Conn, head: &Head, name: &str, id: &str, shared: &Shared) {
         ordering: n.ordering.as_deref(),
         path: &n.path,
         html: &n.html,
+        linked_from: &n
+            .linked_from
+            .iter()
+            .map(|l| {
+                let label = match &l.ordering {
+                    Some(o) => format!("{o} {}", l.title),
+                    None => l.title.clone(),
+                };
+                (l.url.clone(), label)
+            })
+            .collect::<Vec<_>>(),
     });
     conn.send(200, "text/html; charset=utf-8", page.as_bytes(), &[]);
 }

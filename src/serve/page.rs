@@ -34,8 +34,10 @@ pub(super) struct NotePage<'a> {
     pub(super) title: &'a str,
     pub(super) ordering: Option<&'a str>,
     pub(super) path: &'a str,
-    /// The note rendered ([`super::render::markdown`]).
+    /// The note rendered ([`super::render::note_markdown`]).
     pub(super) html: &'a str,
+    /// The notes that link to it: (signed URL, label).
+    pub(super) linked_from: &'a [(String, String)],
 }
 
 /// A whole HTML page for one note, styled by `/app.css`; every text from the note escaped.
@@ -44,6 +46,19 @@ pub(super) fn note_page(n: &NotePage<'_>) -> String {
         Some(o) => format!("{o} {}", n.title),
         None => n.title.to_owned(),
     };
+    let mut backlinks = String::new();
+    if !n.linked_from.is_empty() {
+        backlinks
+            .push_str("<nav class=\"backlinks\" id=\"backlinks\"><h2>Linked from</h2>\n<ul>\n");
+        for (url, label) in n.linked_from {
+            backlinks.push_str(&format!(
+                "<li><a href=\"{}\">{}</a></li>\n",
+                escape(url),
+                escape(label)
+            ));
+        }
+        backlinks.push_str("</ul></nav>\n");
+    }
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -51,7 +66,7 @@ pub(super) fn note_page(n: &NotePage<'_>) -> String {
          <link rel=\"stylesheet\" href=\"/app.css\">\n</head>\n<body class=\"note-page\">\n\
          <header class=\"note-head\"><h1 id=\"note-title\">{title}</h1>\n\
          <p class=\"note-meta\"><span class=\"kb\">{kb}</span> · <code>{id}</code> · {path}</p>\
-         </header>\n<article class=\"md note\" id=\"note\">\n{html}</article>\n</body>\n</html>\n",
+         </header>\n<article class=\"md note\" id=\"note\">\n{html}</article>\n{backlinks}</body>\n</html>\n",
         title = escape(&title),
         kb = escape(n.kb),
         id = escape(n.id),
@@ -73,7 +88,9 @@ mod tests {
             ordering: Some("01_<i>"),
             path: "x/<y>.md",
             html: "<p>ok</p>",
+            linked_from: &[("/kb/notes/note/x?sig=1".into(), "<i>x</i>".into())],
         });
+        assert!(page.contains("<a href=\"/kb/notes/note/x?sig=1\">&lt;i&gt;x&lt;/i&gt;</a>"));
         assert!(!page.contains("<script>") && !page.contains("<b>") && !page.contains("<i>"));
         assert!(page.contains("<title>01_&lt;i&gt; &lt;b&gt;T&lt;/b&gt; · notes</title>"));
         assert!(page.contains("<p>ok</p>"));

@@ -4,7 +4,7 @@
 //! they are http, https, mailto or relative (a `javascript:` or `data:` link becomes its text
 //! alone), and an image becomes its alt text: nothing in a reply makes the page fetch anything. The page's Content-Security-Policy is the second wall.
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html};
+use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd, html};
 
 /// `text` (markdown) as HTML that carries no markup from the text itself.
 /// A link to somewhere on this server, resolved against the page: no scheme, no leading `/`,
@@ -21,14 +21,72 @@ pub(crate) fn markdown(text: &str) -> String {
 /// [`markdown`], with `relative` giving the URL a relative link should have instead (a note
 /// page signs the links that lead to other notes); `None` keeps it as written.
 pub(crate) fn markdown_with(text: &str, relative: &dyn Fn(&str) -> Option<String>) -> String {
-    let options = Options::ENABLE_TABLES
+    render(text, relative, None)
+}
+
+/// A note as Obsidian shows it: [`markdown_with`], plus `[[wikilinks]]` (and `[[note|label]]`)
+/// as links to the URL `wiki` gives the name (none: the label alone), `![[embeds]]` as a
+/// labelled placeholder (nothing is fetched), and single line breaks kept.
+pub(crate) fn note_markdown(
+    text: &str,
+    relative: &dyn Fn(&str) -> Option<String>,
+    wiki: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    render(text, relative, Some(wiki))
+}
+
+/// Gives the URL a link should have instead of the one written (`None`: none, or as written).
+type Rewrite<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// What became of a link's or image's start tag, for its end tag.
+#[derive(Clone, Copy)]
+enum Opened {
+    Kept,
+    Dropped,
+    /// `![[embed]]`: a placeholder `span`.
+    Embed,
+}
+
+fn render(
+    text: &str,
+    relative: &dyn Fn(&str) -> Option<String>,
+    wiki: Option<Rewrite<'_>>,
+) -> String {
+    let mut options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+    if wiki.is_some() {
+        options |= Options::ENABLE_WIKILINKS;
+    }
     // A link or image whose URL is refused: its tags are left out, its text kept.
-    let mut dropped: Vec<bool> = Vec::new();
+    let mut opened: Vec<Opened> = Vec::new();
     let events = Parser::new_ext(text, options).filter_map(|event| match event {
         Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::SoftBreak if wiki.is_some() => Some(Event::HardBreak),
+        Event::Start(Tag::Link {
+            link_type: link_type @ LinkType::WikiLink { .. },
+            dest_url,
+            title,
+            id,
+        }) => {
+            let url = wiki
+                .filter(|_| safe_url(&dest_url))
+                .and_then(|w| w(&dest_url));
+            opened.push(if url.is_some() {
+                Opened::Kept
+            } else {
+                Opened::Dropped
+            });
+            url.map(|url| {
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url: url.into(),
+                    title,
+                    id,
+                })
+            })
+        }
         Event::Start(Tag::Link {
             link_type,
             dest_url,
@@ -36,7 +94,7 @@ pub(crate) fn markdown_with(text: &str, relative: &dyn Fn(&str) -> Option<String
             id,
         }) => {
             let ok = safe_url(&dest_url);
-            dropped.push(!ok);
+            opened.push(if ok { Opened::Kept } else { Opened::Dropped });
             let dest_url = match is_relative(&dest_url)
                 .then(|| relative(&dest_url))
                 .flatten()
@@ -51,16 +109,29 @@ pub(crate) fn markdown_with(text: &str, relative: &dyn Fn(&str) -> Option<String
                 id,
             }))
         }
+        // An embedded note or file: named, never fetched.
+        Event::Start(Tag::Image {
+            link_type: LinkType::WikiLink { .. },
+            ..
+        }) => {
+            opened.push(Opened::Embed);
+            Some(Event::InlineHtml(
+                "<span class=\"embed\" title=\"embedded in the note (not shown here)\">embedded: "
+                    .into(),
+            ))
+        }
         // No image is ever shown: a relative one would make the page send a request with its
         // token's authority (an API GET), a remote one would tell another host that the text
         // was read. Its alt text stays.
         Event::Start(Tag::Image { .. }) => {
-            dropped.push(true);
+            opened.push(Opened::Dropped);
             None
         }
-        Event::End(end @ (TagEnd::Link | TagEnd::Image)) => {
-            (!dropped.pop().unwrap_or(false)).then_some(Event::End(end))
-        }
+        Event::End(end @ (TagEnd::Link | TagEnd::Image)) => match opened.pop() {
+            Some(Opened::Kept) | None => Some(Event::End(end)),
+            Some(Opened::Dropped) => None,
+            Some(Opened::Embed) => Some(Event::InlineHtml("</span>".into())),
+        },
         Event::InlineMath(t) | Event::DisplayMath(t) => Some(Event::Code(t)),
         other => Some(other),
     });
@@ -224,6 +295,42 @@ mod tests {
         ] {
             assert!(!safe_url(bad), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn notes_render_wikilinks_embeds_and_line_breaks() {
+        let wiki = |name: &str| Some(format!("/kb/n/note/{name}?sig=s"));
+        let none = |_: &str| None;
+        let h = note_markdown(
+            "See [[Coffee]] and [[01_x_Tea_a1b2c3d4e|the tea]].\nNext line\n\n![[plan.png]] ![[Other note]]",
+            &none,
+            &wiki,
+        );
+        assert!(
+            h.contains("<a href=\"/kb/n/note/Coffee?sig=s\">Coffee</a>"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<a href=\"/kb/n/note/01_x_Tea_a1b2c3d4e?sig=s\">the tea</a>"),
+            "{h}"
+        );
+        assert!(h.contains(".<br />\nNext line"), "{h}");
+        assert!(h.contains(">embedded: plan.png</span>"), "{h}");
+        assert!(h.contains(">embedded: Other note</span>"), "{h}");
+        assert!(!h.contains("<img"), "{h}");
+        // Unsafe or unresolved: the label alone; markup in a name stays text.
+        let h = note_markdown(
+            "[[javascript:alert(1)|x]] [[<b>bold</b>]] ![[<script>]]",
+            &none,
+            &wiki,
+        );
+        assert!(!h.contains("javascript"), "{h}");
+        assert!(!h.contains("<b>") && !h.contains("<script>"), "{h}");
+        let h = note_markdown("[[Gone|label]]", &none, &none);
+        assert_eq!(h, "<p>label</p>\n");
+        // Replies keep markdown's own rules: no wikilinks, soft breaks as they are.
+        let r = markdown("a [[b]]\nc");
+        assert!(!r.contains("<a") && !r.contains("<br"), "{r}");
     }
 
     #[test]

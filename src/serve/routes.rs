@@ -182,12 +182,29 @@ fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
                 super::call::call(conn, head, &body, shared);
             }
         }
-        ("GET", ["chats"]) => management(
-            conn,
-            shared,
-            &["chat", "list", "--json", "--limit", "0"],
-            Shape::ChatList,
-        ),
+        // `?q=WORDS`: the chats that hold every word (`ai chat search --json`).
+        ("GET", ["chats"]) => match super::http::query_param(&head.query, "q") {
+            Some(q) if !q.trim().is_empty() => {
+                if q.contains('\0') || q.len() > 1000 {
+                    return fail(
+                        conn,
+                        400,
+                        "the search is not one line of at most 1000 bytes",
+                        None,
+                    );
+                }
+                let words: Vec<&str> = q.split_whitespace().collect();
+                let mut args = vec!["chat", "search", "--json", "--limit", "50", "--"];
+                args.extend(words);
+                management(conn, shared, &args, Shape::AsIs);
+            }
+            _ => management(
+                conn,
+                shared,
+                &["chat", "list", "--json", "--limit", "0"],
+                Shape::ChatList,
+            ),
+        },
         ("GET", ["chats", id]) => {
             if let Some(conn) = valid_id(conn, id) {
                 management(conn, shared, &["chat", "show", "--json", id], Shape::Chat);

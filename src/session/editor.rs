@@ -9,9 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use rustyline::config::{Behavior, Config};
+use rustyline::completion::{Completer, FilenameCompleter, Pair};
+use rustyline::config::{Behavior, CompletionType, Config};
 use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
 
 use super::line::{Continued, continued};
 use crate::error::{Error, Result};
@@ -21,7 +25,7 @@ use crate::output::Ui;
 const HISTORY: usize = 1000;
 
 pub(super) struct Editor {
-    ed: rustyline::Editor<(), DefaultHistory>,
+    ed: rustyline::Editor<Complete, DefaultHistory>,
     /// The history file; `None` once it could not be written (said once).
     history: Option<PathBuf>,
 }
@@ -37,7 +41,7 @@ pub(super) enum Read {
 }
 
 impl Editor {
-    pub(super) fn new(history: PathBuf, ui: &Ui) -> Result<Editor> {
+    pub(super) fn new(history: PathBuf, complete: Complete, ui: &Ui) -> Result<Editor> {
         let config = Config::builder()
             .behavior(Behavior::PreferTerm)
             .max_history_size(HISTORY)
@@ -47,8 +51,10 @@ impl Editor {
             .history_ignore_space(true)
             .auto_add_history(false)
             .bracketed_paste(true)
+            .completion_type(CompletionType::List)
             .build();
         let mut ed = rustyline::Editor::with_config(config).map_err(terminal_error)?;
+        ed.set_helper(Some(complete));
         if !usable(&history) {
             // A FIFO would block the session for ever, a device or socket is no place for it.
             ui.warn(&format!(
@@ -92,6 +98,36 @@ impl Editor {
         Ok(Read::Message(text))
     }
 
+    /// The lines typed (and ended with Enter) while a reply streamed: the terminal kept them,
+    /// but the line editor would read them all in one go and keep only the first. Read here,
+    /// one by one, while the terminal still hands over whole lines; each is a message (lines
+    /// ending in `\` joined), added to the history. A line not yet ended stays where it is and
+    /// shows up at the next prompt.
+    pub(super) fn typed_ahead(&mut self, ui: &Ui) -> Vec<String> {
+        let lines = pending_lines();
+        let mut messages = Vec::new();
+        let mut text = String::new();
+        for line in &lines {
+            match continued(line) {
+                Continued::More(head) => {
+                    text.push_str(head);
+                    text.push('\n');
+                }
+                Continued::Complete(last) => {
+                    text.push_str(last);
+                    messages.push(std::mem::take(&mut text));
+                }
+            }
+        }
+        if !text.is_empty() {
+            messages.push(text);
+        }
+        for m in &messages {
+            self.remember(m, ui);
+        }
+        messages
+    }
+
     /// Ask a question on the terminal; `None` for Ctrl+C or Ctrl+D.
     pub(super) fn ask(&mut self, question: &str) -> Result<Option<String>> {
         match self.ed.readline(question) {
@@ -120,6 +156,84 @@ impl Editor {
     }
 }
 
+/// Tab completion: command words, then the aliases after `/model`, the knowledge bases after
+/// `/kb` (each of a comma list), and paths after `/file`.
+pub(super) struct Complete {
+    pub(super) models: Vec<String>,
+    pub(super) bases: Vec<String>,
+    files: FilenameCompleter,
+}
+
+impl Complete {
+    pub(super) fn new(models: Vec<String>, bases: Vec<String>) -> Complete {
+        Complete {
+            models,
+            bases,
+            files: FilenameCompleter::new(),
+        }
+    }
+
+    /// Where the word being completed starts in `head`, and the candidates for it.
+    pub(super) fn candidates(&self, head: &str) -> Option<(usize, Vec<String>)> {
+        let starting = |words: &mut dyn Iterator<Item = &str>, word: &str| -> Vec<String> {
+            words
+                .filter(|w| w.starts_with(word))
+                .map(str::to_owned)
+                .collect()
+        };
+        if head.starts_with('/') && !head.contains(char::is_whitespace) {
+            return Some((0, starting(&mut super::line::WORDS.iter().copied(), head)));
+        }
+        let (command, _) = head.split_once(char::is_whitespace)?;
+        let at = head
+            .rfind(|c: char| c.is_whitespace() || c == ',')
+            .map_or(0, |i| i + 1);
+        let word = &head[at..];
+        let list = match command {
+            "/model" => &self.models,
+            "/kb" => &self.bases,
+            _ => return None,
+        };
+        Some((at, starting(&mut list.iter().map(String::as_str), word)))
+    }
+}
+
+impl Completer for Complete {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let head = line.get(..pos).unwrap_or(line);
+        if head.starts_with("/file ") {
+            return self.files.complete(line, pos, ctx);
+        }
+        Ok(match self.candidates(head) {
+            Some((at, words)) => (
+                at,
+                words
+                    .into_iter()
+                    .map(|w| Pair {
+                        display: w.clone(),
+                        replacement: w,
+                    })
+                    .collect(),
+            ),
+            None => (pos, Vec::new()),
+        })
+    }
+}
+
+impl Hinter for Complete {
+    type Hint = String;
+}
+impl Highlighter for Complete {}
+impl Validator for Complete {}
+impl rustyline::Helper for Complete {}
+
 /// Can the history be read and written without blocking: missing (it is created), or a
 /// regular file (a symlink to one is followed)? Looked at through a non-blocking open, as
 /// config does: opening a FIFO for reading would wait for a writer.
@@ -137,6 +251,68 @@ fn usable(path: &Path) -> bool {
     }
 }
 
+/// The whole lines waiting on the terminal (`/dev/tty`), read without waiting. Only when the
+/// terminal is in its line mode (canonical), where each read gives at most one whole line and
+/// a line still being typed is not given at all.
+fn pending_lines() -> Vec<String> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open("/dev/tty")
+    else {
+        return Vec::new();
+    };
+    // SAFETY: a zeroed termios is a valid value for tcgetattr to fill; the fd is open.
+    let mut mode: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(tty.as_raw_fd(), &raw mut mode) } != 0
+        || mode.c_lflag & libc::ICANON == 0
+    {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    let mut buf = [0u8; 8192];
+    // Bounded: a paste of thousands of lines while a reply streams is still read whole.
+    while lines.len() < 100_000 {
+        match tty.read(&mut buf) {
+            // Ctrl+D on an empty line gives 0 bytes: nothing more now.
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let text = String::from_utf8_lossy(&buf[..n]);
+                let line = text.strip_suffix('\n').unwrap_or(&text);
+                lines.push(line.strip_suffix('\r').unwrap_or(line).to_owned());
+            }
+        }
+    }
+    lines
+}
+
 fn terminal_error(e: ReadlineError) -> Error {
     Error::backend(format!("cannot read from the terminal: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Complete;
+
+    #[test]
+    fn completion_offers_commands_models_and_bases() {
+        let c = Complete::new(
+            vec!["sonnet".into(), "opus".into(), "gpt".into()],
+            vec!["notes".into(), "news".into(), "docs".into()],
+        );
+        assert_eq!(
+            c.candidates("/re"),
+            Some((0, vec!["/retry".into(), "/rename".into()]))
+        );
+        assert_eq!(c.candidates("/model s"), Some((7, vec!["sonnet".into()])));
+        assert_eq!(
+            c.candidates("/kb docs,n"),
+            Some((9, vec!["notes".into(), "news".into()]))
+        );
+        assert_eq!(c.candidates("hello wor"), None);
+        assert_eq!(c.candidates("/help x"), None);
+    }
 }

@@ -22,6 +22,20 @@ pub(super) enum Command<'a> {
     Model(Option<&'a str>),
     /// `/kb [NAME[,NAME]|off]`: ground the next turns in these, in none, or say which.
     Kb(Option<&'a str>),
+    /// `/retry`: send the last prompt again (a failed or stopped one takes its own place).
+    Retry,
+    /// `/edit`: the last prompt in `$VISUAL`/`$EDITOR`, sent when the editor ends.
+    Edit,
+    /// `/file PATH…`: files that go with the next message, as `-F` gives them.
+    File(Option<&'a str>),
+    /// `/system [TEXT]`: the system prompt from now on, or say which.
+    System(Option<&'a str>),
+    /// `/copy`: the last reply to the clipboard (OSC 52).
+    Copy,
+    /// `/rename TITLE`: the chat's title.
+    Rename(Option<&'a str>),
+    /// `/sources`: the notes the last answer was given.
+    Sources,
     /// `/help`.
     Help,
     /// `/exit`, `exit`, `quit`.
@@ -29,7 +43,14 @@ pub(super) enum Command<'a> {
 }
 
 /// The help the welcome line and `/help` show.
-pub(super) const COMMANDS: &str = "/clear, /model NAME, /kb NAME|off, /help, /exit";
+pub(super) const COMMANDS: &str =
+    "/clear, /model NAME, /kb NAME|off, /retry, /edit, /file PATH, /help, /exit";
+
+/// Every command word, for completion.
+pub(super) const WORDS: &[&str] = &[
+    "/clear", "/new", "/model", "/kb", "/retry", "/edit", "/file", "/system", "/copy", "/rename",
+    "/sources", "/help", "/exit", "/quit",
+];
 
 pub(super) const HELP: &str = "\
 Each line is one turn of the chat; it is saved as you go, so `ai chat ID` continues it from any shell.
@@ -39,9 +60,17 @@ Each line is one turn of the chat; it is saved as you go, so `ai chat ID` contin
   /kb NAME      ground the answers in knowledge base NAME (several: a,b)
   /kb off       no knowledge base from now on
   /kb           say which knowledge bases are used
+  /retry        send the last prompt again (a failed or stopped one is replaced, not repeated)
+  /edit         edit the last prompt in $VISUAL or $EDITOR, then send it
+  /file PATH    send a file (or several) with the next message, as -F does
+  /system TEXT  the system prompt from now on; /system says which
+  /copy         copy the last reply (to the terminal's clipboard, OSC 52)
+  /rename TITLE give the chat a title
+  /sources      the notes the last answer was given
   /help         this help
   /exit         end the session (also exit, quit, or Ctrl+D)
-A line ending in \\ goes on on the next line; a pasted block is one message.
+A line ending in \\ goes on on the next line; a pasted block is one message; lines typed while a
+reply streams are sent after it, in order. Tab completes commands, models and knowledge bases.
 Ctrl+C stops a reply (what arrived is saved) or clears the line.";
 
 /// Read one complete message (continuation lines already joined).
@@ -70,6 +99,13 @@ pub(super) fn classify(text: &str) -> Line<'_> {
         "clear" | "new" => Command::Clear,
         "model" => Command::Model(arg),
         "kb" => Command::Kb(arg),
+        "retry" => Command::Retry,
+        "edit" => Command::Edit,
+        "file" => Command::File(arg),
+        "system" => Command::System(arg),
+        "copy" => Command::Copy,
+        "rename" => Command::Rename(arg),
+        "sources" => Command::Sources,
         "help" => Command::Help,
         "exit" | "quit" => Command::Exit,
         _ => return Line::Unknown(word),
@@ -155,6 +191,20 @@ mod tests {
         assert_eq!(classify("/kb off"), Line::Command(Command::Kb(Some("off"))));
         assert_eq!(classify("/kb"), Line::Command(Command::Kb(None)));
         assert_eq!(classify("/frobnicate"), Line::Unknown("frobnicate"));
+        assert_eq!(classify("/retry"), Line::Command(Command::Retry));
+        assert_eq!(
+            classify("/file a.md b.md"),
+            Line::Command(Command::File(Some("a.md b.md")))
+        );
+        assert_eq!(
+            classify("/system Be terse. "),
+            Line::Command(Command::System(Some("Be terse.")))
+        );
+        assert_eq!(
+            classify("/rename Coffee"),
+            Line::Command(Command::Rename(Some("Coffee")))
+        );
+        assert_eq!(classify("/copy"), Line::Command(Command::Copy));
         assert_eq!(classify("/clear all"), Line::Command(Command::Clear));
         // Paths, a leading blank and a lone slash are messages.
         assert_eq!(

@@ -5,12 +5,14 @@
 //!
 //! Nothing here runs unless `-i` was given: a plain `ai MODEL "…"` never builds the editor.
 
+mod commands;
 mod editor;
 mod line;
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 
-use editor::{Editor, Read};
+use editor::{Complete, Editor, Read};
 use line::{Command, Line, Overflow};
 
 use crate::alias::{self, Route};
@@ -78,6 +80,10 @@ pub(crate) fn run(
     }
     let mut opts = call::options(&ctx, args);
     opts.in_session = true;
+    // Replies with their markdown styled, on a terminal only (a pipe gets them exactly).
+    if ctx.config.chat.markdown.unwrap_or(true) && std::io::stdout().is_terminal() {
+        output::set_markdown();
+    }
     if let Choice::Names(names) = &opts.kb {
         ground::check(&ctx.home, &ctx.config, names)?;
     }
@@ -93,7 +99,7 @@ pub(crate) fn run(
     };
     let route = parsed.models.into_iter().next();
     if let Some(r) = &route {
-        backend::check(r, &ctx.config)?;
+        usable(r, &ctx.config)?;
     }
     let mut session = Session {
         yolo: parsed.modes.yolo || args.yolo,
@@ -103,12 +109,22 @@ pub(crate) fn run(
         chat,
         name,
         label: String::new(),
+        files: Vec::new(),
+        last: None,
     };
     let view = session.view()?;
     // A model that cannot answer (its CLI missing, no key) is said now, not at the first line.
-    backend::check(&view.route, &session.ctx.config)?;
+    usable(&view.route, &session.ctx.config)?;
     session.label = view.route.label.clone();
-    let mut editor = Editor::new(session.ctx.home.dir.join(HISTORY_FILE), &session.ctx.ui)?;
+    let complete = Complete::new(
+        alias::table(&session.ctx.config).into_keys().collect(),
+        session.ctx.config.kb.bases.keys().cloned().collect(),
+    );
+    let mut editor = Editor::new(
+        session.ctx.home.dir.join(HISTORY_FILE),
+        complete,
+        &session.ctx.ui,
+    )?;
     session.welcome(&view);
     session.converse(&mut editor)
 }
@@ -162,6 +178,16 @@ struct Session {
     yolo: bool,
     /// The label of the model that answers, for the prompt.
     label: String,
+    /// Files for the next message (`/file`).
+    files: Vec<crate::input::FileBlock>,
+    /// The last answer of this session: `/copy`, `/sources`.
+    last: Option<Last>,
+}
+
+/// What the session keeps of its last answer.
+struct Last {
+    reply: String,
+    sources: Vec<crate::kb::Hit>,
 }
 
 /// What the next turn would use.
@@ -183,18 +209,27 @@ enum Go {
 impl Session {
     /// Read, dispatch, repeat, until `/exit`, `exit`, `quit` or Ctrl+D.
     fn converse(&mut self, editor: &mut Editor) -> Result<()> {
+        // Lines typed while a reply streamed, sent one after the other as if typed now.
+        let mut ahead: VecDeque<String> = VecDeque::new();
         loop {
             // A second signal during the last message: the process is ending (with its code,
             // 130 for Ctrl+C), whichever thread gets there first; never back to the prompt.
             if signal::ending() {
                 return Err(Error::Interrupted);
             }
+            ahead.extend(editor.typed_ahead(&self.ctx.ui));
             let prompt = format!("{}> ", output::sanitize(&self.label));
-            let text = match editor.message(&prompt, &self.ctx.ui)? {
-                Read::End if signal::ending() => return Err(Error::Interrupted),
-                Read::End => return Ok(()),
-                Read::Cleared => continue,
-                Read::Message(text) => text,
+            let text = match ahead.pop_front() {
+                Some(text) => {
+                    self.ctx.ui.say(&format!("{prompt}{text}"));
+                    text
+                }
+                None => match editor.message(&prompt, &self.ctx.ui)? {
+                    Read::End if signal::ending() => return Err(Error::Interrupted),
+                    Read::End => return Ok(()),
+                    Read::Cleared => continue,
+                    Read::Message(text) => text,
+                },
             };
             match line::classify(&text) {
                 Line::Empty => {}
@@ -204,6 +239,12 @@ impl Session {
                     ),
                 ),
                 Line::Command(Command::Exit) => return Ok(()),
+                Line::Command(Command::Retry) => self.retry(editor)?,
+                Line::Command(Command::Edit) => {
+                    if let Some(text) = self.edit() {
+                        self.send(text, editor)?;
+                    }
+                }
                 Line::Command(command) => self.command(command),
                 Line::Send(message) => self.send(message.to_owned(), editor)?,
             }
@@ -212,8 +253,13 @@ impl Session {
 
     fn command(&mut self, command: Command<'_>) {
         match command {
-            Command::Exit => {}
+            Command::Exit | Command::Retry | Command::Edit => {}
             Command::Help => self.ctx.ui.say(line::HELP),
+            Command::File(arg) => self.attach(arg),
+            Command::System(arg) => self.system(arg),
+            Command::Copy => self.copy(),
+            Command::Rename(arg) => self.rename(arg),
+            Command::Sources => self.sources(),
             Command::Clear => {
                 if let Some(id) = self.chat.take() {
                     self.ctx.ui.say(&format!(
@@ -279,7 +325,7 @@ impl Session {
     fn switch(&self, word: &str) -> Result<Route> {
         let config = &self.ctx.config;
         let route = alias::resolve(word, config)?.ok_or_else(|| alias::unknown(word, config))?;
-        backend::check(&route, config)?;
+        usable(&route, config)?;
         Ok(route)
     }
 
@@ -317,6 +363,12 @@ impl Session {
                 Err(Error::Interrupted)
             };
         }
+        // Files given with /file go with this message, as -F gives them.
+        let prompt = if self.files.is_empty() {
+            prompt
+        } else {
+            crate::input::assemble(&std::mem::take(&mut self.files), None, &prompt)
+        };
         let title = call::title_of(&prompt, &prompt);
         let turn = Turn {
             route: self.route.clone(),
@@ -332,7 +384,12 @@ impl Session {
             Some(id) => Target::Existing(id.clone()),
             None => Target::New(self.name.clone()),
         };
-        let finished = turn::chat(&self.ctx, &self.opts, &target, turn, Kind::Fresh);
+        self.run_turn(&target, turn, Kind::Fresh)
+    }
+
+    /// One turn, its outcome kept (`/copy`, `/sources`) and its errors shown.
+    fn run_turn(&mut self, target: &Target, turn: Turn, kind: Kind) -> Result<()> {
+        let finished = turn::chat(&self.ctx, &self.opts, target, turn, kind);
         if let Some(id) = finished.chat {
             self.chat = Some(id);
             self.name = None;
@@ -340,6 +397,10 @@ impl Session {
         match finished.result {
             Ok(Some(done)) => {
                 self.label = done.route.label;
+                self.last = Some(Last {
+                    reply: done.reply,
+                    sources: done.sources,
+                });
                 Ok(())
             }
             Ok(None) => Ok(()),
@@ -533,6 +594,29 @@ impl Session {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// Can this model answer here: checked as a turn checks it (a key, a declared backend), and
+/// its program found on PATH, so `/model NAME` says at once what the next line would say.
+fn usable(route: &Route, config: &config::Config) -> Result<()> {
+    backend::check(route, config)?;
+    let program = match &route.provider {
+        alias::Provider::Cli(cli) => cli.name(),
+        alias::Provider::Custom(name) => config
+            .backends
+            .get(name)
+            .map_or(name.as_str(), |b| b.program.as_str()),
+        alias::Provider::Echo | alias::Provider::Http(_) => return Ok(()),
+    };
+    if backend::cli::find_program(program).is_some() {
+        return Ok(());
+    }
+    Err(Error::backend(format!(
+        "{} cannot answer here: `{}` was not found on PATH",
+        route.label,
+        output::sanitize(program)
+    ))
+    .hint("install it, or pick a model that works here (`ai list` shows them)"))
 }
 
 /// `sonnet (claude, model claude-sonnet-4-5)`.

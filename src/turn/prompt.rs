@@ -346,6 +346,16 @@ fn ground(
     if names.is_empty() {
         return Ok((system, None, tools, false));
     }
+    // Notes written since the last sync count (a dry run changes nothing).
+    if !opts.dry_run {
+        for name in &names {
+            if let Ok(base) = kb::base(&ctx.config, name)
+                && kb::store::file(&ctx.home, name).exists()
+            {
+                kb::fresh::refresh(&ctx.home, name, base, &ctx.ui);
+            }
+        }
+    }
     let query = kb::ground::query(prompt, previous);
     let deadline = std::time::Instant::now().checked_add(opts.timeout);
     let hits = kb::ground::retrieve(
@@ -357,7 +367,7 @@ fn ground(
         deadline,
         &ctx.ui,
     )?;
-    let ask = kb::ground::system(&ctx.config);
+    let ask = kb::ground::system(&ctx.config, !hits.is_empty());
     let system = Some(match system {
         Some(s) => format!("{s}\n\n{ask}"),
         None => ask,

@@ -36,7 +36,8 @@ fn two_lines_are_two_turns_of_one_chat_and_ctrl_d_ends_with_0() {
     let welcome = term.expect(PROMPT);
     assert!(welcome.contains("ai: echo (echo, model echo)"), "{welcome}");
     assert!(
-        welcome.contains("/clear, /model NAME, /kb NAME|off, /help, /exit"),
+        welcome
+            .contains("/clear, /model NAME, /kb NAME|off, /retry, /edit, /file PATH, /help, /exit"),
         "{welcome}"
     );
     let first = say(&mut term, "first line", PROMPT);

@@ -210,6 +210,11 @@ impl Browser {
         }
     }
 
+    /// Size the window (CSS pixels): a phone's width, or a desktop's.
+    pub fn resize(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({ "width": width, "height": height }));
+    }
+
     /// A PNG of the window.
     pub fn screenshot(&self) -> Vec<u8> {
         let v = self.call("GET", &format!("{}/screenshot", self.session), None);

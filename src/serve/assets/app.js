@@ -4,7 +4,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const state = { chat: null, chatKb: [], busy: false };
+const state = { chat: null, chatKb: [], busy: false, abort: null };
 
 class ApiError extends Error {
   // `chat`: the chat a failed call wrote to (its prompt pending), continued by the next line.
@@ -61,6 +61,78 @@ function el(tag, cls, text) {
   return e;
 }
 
+// The clipboard: the Clipboard API where the page is a secure context (127.0.0.1, localhost),
+// else a selected text area (a phone reaching `ai serve --host` over the network).
+async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    try { await navigator.clipboard.writeText(text); return true; } catch (_) { /* below */ }
+  }
+  const area = el('textarea');
+  area.value = text;
+  area.setAttribute('readonly', '');
+  area.className = 'offscreen';
+  document.body.appendChild(area);
+  area.select();
+  let ok = false;
+  try { ok = document.execCommand('copy'); } catch (_) { ok = false; }
+  area.remove();
+  return ok;
+}
+
+function copyButton(label, text) {
+  const b = el('button', 'copy', label);
+  b.type = 'button';
+  b.title = 'Copy to the clipboard';
+  b.addEventListener('click', async () => {
+    const ok = await copyText(typeof text === 'function' ? text() : text);
+    b.textContent = ok ? 'Copied' : 'Copy failed';
+    setTimeout(() => { b.textContent = label; }, 1500);
+  });
+  return b;
+}
+
+// A copy button on each code block of a rendered reply or note.
+function codeCopies(root) {
+  for (const pre of root.querySelectorAll('pre')) {
+    if (pre.querySelector(':scope > button.copy')) continue;
+    const code = pre.querySelector('code') || pre;
+    pre.appendChild(copyButton('Copy', () => code.textContent));
+  }
+}
+
+// `[n]` in a reply becomes a link to its n-th source (outside code and links): made with DOM
+// calls from the server's signed source URLs, so nothing in the reply becomes markup.
+function citeSources(root, sources) {
+  if (!sources || !sources.length) return;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+    acceptNode: (n) => (n.parentElement && n.parentElement.closest('code, pre, a')
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+  });
+  const nodes = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (/\[\d{1,3}\]/.test(n.nodeValue)) nodes.push(n);
+  }
+  for (const node of nodes) {
+    const parts = node.nodeValue.split(/(\[\d{1,3}\])/);
+    const frag = document.createDocumentFragment();
+    for (const part of parts) {
+      const m = /^\[(\d{1,3})\]$/.exec(part);
+      const s = m && sources[Number(m[1]) - 1];
+      if (s) {
+        const a = el('a', 'cite', part);
+        a.href = s.url || noteHref(s.kb, s.id);
+        a.target = '_blank';
+        a.rel = 'noopener noreferrer';
+        a.title = (s.ordering ? s.ordering + ' ' : '') + (s.title || s.id);
+        frag.appendChild(a);
+      } else if (part) {
+        frag.appendChild(document.createTextNode(part));
+      }
+    }
+    node.replaceWith(frag);
+  }
+}
+
 function noteHref(kb, id) {
   return '/kb/' + encodeURIComponent(kb) + '/note/' +
     String(id).split('/').map(encodeURIComponent).join('/');
@@ -106,7 +178,25 @@ function assistantBubble(label) {
 function fill(b, html, text, sources) {
   if (html) b.body.innerHTML = html; // rendered and escaped by the server
   else b.body.textContent = text || '';
+  codeCopies(b.body);
+  citeSources(b.body, sources);
   if (sources && sources.length) b.d.appendChild(sourcesList(sources));
+  const tools = el('div', 'msg-tools');
+  tools.appendChild(copyButton('Copy reply', text || b.body.textContent));
+  b.d.appendChild(tools);
+}
+
+// A failed prompt can be sent again in its place (`ai chat retry`): no second copy of it.
+function retryButton(d) {
+  let tools = d.querySelector(':scope > .msg-tools');
+  if (!tools) {
+    tools = el('div', 'msg-tools');
+    d.appendChild(tools);
+  }
+  const r = el('button', 'retry', 'Retry');
+  r.type = 'button';
+  r.addEventListener('click', () => { retry(d).catch(showError); });
+  tools.prepend(r);
 }
 
 function scrollDown() {
@@ -124,10 +214,15 @@ function when(secs) {
   return secs ? new Date(secs * 1000).toLocaleString() : '';
 }
 
+// The chat list, or with words in the search box, the chats that hold them all (`ai chat
+// search`), each with the line that matched.
 async function loadChats() {
+  const q = $('search').value.trim();
+  if (q) return searchChats(q);
   const rows = await api('GET', '/chats');
   const ul = $('chats');
   ul.replaceChildren();
+  document.body.dataset.list = 'chats';
   for (const r of rows) {
     const li = el('li');
     li.dataset.id = r.id;
@@ -138,10 +233,45 @@ async function loadChats() {
     const b = el('button', null, r.title || r.id);
     b.type = 'button';
     b.appendChild(el('span', 'meta', r.id + ' · ' + (r.model || '') + ' · ' + when(r.updated)));
-    b.addEventListener('click', () => openChat(r.id).catch(showError));
+    b.addEventListener('click', () => {
+      document.body.classList.remove('side-open');
+      openChat(r.id).catch(showError);
+    });
     li.appendChild(b);
     ul.appendChild(li);
   }
+}
+
+async function searchChats(q) {
+  const found = await api('GET', '/chats?q=' + encodeURIComponent(q));
+  if ($('search').value.trim() !== q) return; // typed on since
+  const ul = $('chats');
+  ul.replaceChildren();
+  const hits = (found && found.hits) || [];
+  if (!hits.length) ul.appendChild(el('li', 'empty', 'No chat holds every word of “' + q + '”'));
+  for (const h of hits) {
+    const li = el('li', 'hit');
+    li.dataset.id = h.id;
+    if (h.id === state.chat) li.className = 'hit current';
+    const b = el('button', null, h.title || h.id);
+    b.type = 'button';
+    b.appendChild(el('span', 'meta', h.id + ' · ' + when(h.last_used)));
+    const who = h.role === 'user' ? 'you' : h.role === 'title' ? 'title' : (h.model || 'reply');
+    b.appendChild(el('span', 'line', who + ': ' + (h.line || '')));
+    b.addEventListener('click', () => {
+      document.body.classList.remove('side-open');
+      openChat(h.id).catch(showError);
+    });
+    li.appendChild(b);
+    ul.appendChild(li);
+  }
+  document.body.dataset.list = 'search';
+}
+
+let searchTimer = null;
+function searchTyped() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => { loadChats().catch(showError); }, 250);
 }
 
 async function loadModels() {
@@ -171,6 +301,7 @@ async function loadKbs() {
 
 function newConversation() {
   if (state.busy) return;
+  document.body.classList.remove('side-open');
   clearError();
   state.chat = null;
   state.chatKb = [];
@@ -192,20 +323,32 @@ async function openChat(id) {
   const box = $('messages');
   box.replaceChildren();
   let alias = null;
-  for (const m of c.messages || []) {
+  const messages = c.messages || [];
+  messages.forEach((m, i) => {
+    const last = i === messages.length - 1;
     if (m.type === 'pending') {
+      // Resent since (a Retry, `ai chat retry`): its later turn shows it.
+      const resent = messages.slice(i + 1).some((n) => n.role === 'user' &&
+        textOf(n.content) === textOf(m.content));
+      if (resent) return;
       const d = userBubble(textOf(m.content));
       d.classList.add('failed');
       box.appendChild(d);
+      if (last) retryButton(d);
     } else if (m.role === 'user') {
       box.appendChild(userBubble(textOf(m.content)));
     } else if (m.role === 'assistant') {
       const b = assistantBubble(m.alias || m.model);
       fill(b, m.html, textOf(m.content), m.sources);
+      if (m.interrupted) {
+        b.d.classList.add('interrupted');
+        b.d.insertBefore(el('p', 'note', 'stopped; what arrived is saved'), b.body.nextSibling);
+        if (last) retryButton(b.d);
+      }
       box.appendChild(b.d);
       alias = m.alias || alias;
     }
-  }
+  });
   pick('model', alias || '');
   pick('kb', state.chatKb[0] || '');
   for (const li of $('chats').children) li.classList.toggle('current', li.dataset.id === c.id);
@@ -223,12 +366,13 @@ function parseEvent(raw) {
 }
 
 // POST /call as server-sent events, read from the body as it comes (EventSource cannot POST).
-async function stream(body, b) {
+async function stream(body, b, signal) {
   const res = await fetch('/call', {
     method: 'POST',
     headers: authHeaders({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
     body: JSON.stringify(body),
     credentials: 'omit',
+    signal,
   });
   if (!res.ok) throw await failure(res);
   const reader = res.body.getReader();
@@ -236,6 +380,7 @@ async function stream(body, b) {
   let buf = '';
   let text = '';
   let sources = [];
+  b.partial = () => text;
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -270,16 +415,70 @@ async function stream(body, b) {
   throw new ApiError(0, 'the answer ended before it was complete', 'try again');
 }
 
+function setBusy(busy) {
+  state.busy = busy;
+  document.body.dataset.busy = busy ? '1' : '0';
+  $('send').hidden = busy;
+  $('stop').hidden = !busy;
+}
+
+// One call streamed into bubble `b`; `d`: the bubble of the prompt, for a Retry on failure.
+async function run(body, b, d) {
+  clearError();
+  setBusy(true);
+  const known = new Set([...$('chats').children].map((li) => li.dataset.id));
+  state.abort = new AbortController();
+  let stopped = false;
+  try {
+    const done = await stream(body, b, state.abort.signal);
+    if (done.chat) {
+      state.chat = done.chat;
+      $('actions').hidden = false;
+    }
+    if (body.kb) state.chatKb = [body.kb];
+  } catch (e) {
+    if (e && e.name === 'AbortError') {
+      // Stop: the server stops the call, and the turn saves what arrived, marked
+      // interrupted (as Ctrl+C does).
+      stopped = true;
+      b.d.classList.add('interrupted', 'done');
+      b.body.textContent = b.partial ? b.partial() : b.body.textContent;
+      b.d.appendChild(el('p', 'note', 'stopped; what arrived is saved'));
+      retryButton(b.d);
+    } else {
+      if (e.chat && !state.chat) {
+        state.chat = e.chat;
+        $('actions').hidden = false;
+      }
+      b.d.classList.add('failed');
+      b.d.appendChild(el('p', 'failure', 'error: ' + e.message + (e.hint ? ' (hint: ' + e.hint + ')' : '')));
+      if (state.chat) retryButton(b.d);
+      showError(e);
+    }
+  } finally {
+    b.d.classList.remove('streaming');
+    state.abort = null;
+  }
+  await loadChats().catch(showError);
+  if (stopped && !state.chat) {
+    // A new chat stopped before its ID arrived: the one that was not listed before.
+    const li = [...$('chats').children].find((x) => !known.has(x.dataset.id));
+    if (li) {
+      state.chat = li.dataset.id;
+      li.classList.add('current');
+      $('actions').hidden = false;
+    }
+  }
+  setBusy(false);
+}
+
 async function send(ev) {
   ev.preventDefault();
   const prompt = $('prompt').value;
   if (state.busy || !prompt.trim()) return;
-  clearError();
-  state.busy = true;
-  document.body.dataset.busy = '1';
-  $('send').disabled = true;
   const box = $('messages');
-  box.appendChild(userBubble(prompt));
+  const d = userBubble(prompt);
+  box.appendChild(d);
   $('prompt').value = '';
   const b = assistantBubble($('model').value);
   b.d.classList.add('streaming');
@@ -291,28 +490,27 @@ async function send(ev) {
   const kb = $('kb').value;
   if (kb) body.kb = kb;
   else if (state.chatKb.length) body.no_kb = true;
-  try {
-    const done = await stream(body, b);
-    if (done.chat) {
-      state.chat = done.chat;
-      $('actions').hidden = false;
-    }
-    if (kb) state.chatKb = [kb];
-  } catch (e) {
-    if (e.chat && !state.chat) {
-      state.chat = e.chat;
-      $('actions').hidden = false;
-    }
-    b.d.classList.add('failed');
-    b.d.appendChild(el('p', 'failure', 'error: ' + e.message + (e.hint ? ' (hint: ' + e.hint + ')' : '')));
-    showError(e);
-  } finally {
-    b.d.classList.remove('streaming');
-  }
-  await loadChats().catch(showError);
-  state.busy = false;
-  $('send').disabled = false;
-  document.body.dataset.busy = '0';
+  await run(body, b, d);
+}
+
+// Retry: the chat's failed (or stopped) last prompt, sent again in its place.
+async function retry(failed) {
+  if (state.busy || !state.chat) return;
+  const again = failed.querySelector(':scope > .msg-tools > button.retry');
+  if (again) again.remove();
+  // A failed reply's bubble gives way to the new one; a pending prompt's bubble stays.
+  if (failed.classList.contains('assistant')) failed.remove();
+  const b = assistantBubble($('model').value);
+  b.d.classList.add('streaming');
+  $('messages').appendChild(b.d);
+  scrollDown();
+  const body = { retry: true, chat: state.chat, stream: true };
+  if ($('model').value) body.alias = $('model').value;
+  await run(body, b, null);
+}
+
+function stop() {
+  if (state.abort) state.abort.abort();
 }
 
 function rename() {
@@ -402,6 +600,10 @@ async function start() {
     }
   });
   $('new').addEventListener('click', newConversation);
+  $('stop').addEventListener('click', stop);
+  $('search').addEventListener('input', searchTyped);
+  $('menu').addEventListener('click', () => document.body.classList.toggle('side-open'));
+  $('scrim').addEventListener('click', () => document.body.classList.remove('side-open'));
   $('rename').addEventListener('click', rename);
   $('delete').addEventListener('click', remove);
   $('login').addEventListener('submit', async (e) => {
