@@ -102,6 +102,17 @@ pub(crate) fn resolve(word: &str, config: &Config) -> Result<Option<Route>> {
             );
         }
         let (model, effort) = split_effort(model);
+        // A backend CLI gets the model as an argument (`gemini -m MODEL`, `ollama run MODEL`):
+        // one that begins with '-' would be one of its options (`gemini:--yolo`).
+        if model.starts_with('-') {
+            return Err(Error::usage(format!(
+                "'{}': a model name cannot begin with '-'",
+                crate::fmt::one_line(word, 64)
+            ))
+            .hint(format!(
+                "write it as {prov}:MODEL, the model's ID as {prov} lists it"
+            )));
+        }
         return Ok(Some(Route {
             label: word.to_owned(),
             provider,
@@ -253,6 +264,16 @@ mod tests {
         let r = resolve("openrouter:x/y:free", &c).unwrap().unwrap();
         assert_eq!(r.model, "x/y:free");
         assert_eq!(r.provider, Provider::Http("openrouter".into()));
+    }
+
+    #[test]
+    fn a_model_that_begins_with_a_dash_is_refused() {
+        let c = cfg("{}");
+        for w in ["gemini:--yolo", "ollama:-v", "openai:-x@high", "claude:--p"] {
+            let e = resolve(w, &c).unwrap_err().to_string();
+            assert!(e.contains("cannot begin with '-'"), "{w}: {e}");
+        }
+        assert_eq!(resolve("ollama:a-b", &c).unwrap().unwrap().model, "a-b");
     }
 
     #[test]

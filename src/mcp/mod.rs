@@ -20,10 +20,10 @@
 mod tools;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -37,6 +37,9 @@ pub(crate) const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"]
 
 /// A line longer than this is not a message `ai mcp` reads.
 const MAX_LINE: u64 = 4 << 20;
+
+/// How often the server checks for a signal while no message comes.
+const WATCH: Duration = Duration::from_millis(200);
 
 /// Calls that run at once, at most.
 const MAX_RUNNING: usize = 8;
@@ -202,24 +205,31 @@ pub(crate) fn run(opts: &Options) -> Result<()> {
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let calls: Calls = Arc::new(Mutex::new(HashMap::new()));
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
-    let mut reader = BufReader::new(std::io::stdin().lock());
+    // stdin is read on a thread of its own, so that a signal is seen while no message comes.
+    let (tx, lines) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || read_lines(std::io::stdin().lock(), &tx))
+        .map_err(|e| Error::config(format!("cannot start a thread: {e}")))?;
     loop {
-        let mut buf = Vec::new();
-        match std::io::Read::take(&mut reader, MAX_LINE + 1).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+        // SIGTERM or Ctrl+C: the running calls were stopped as Ctrl+C stops one (each saves
+        // what it has); the server ends with them.
+        if crate::signal::interrupted() {
+            break;
         }
-        if buf.len() as u64 > MAX_LINE {
-            out.error(
-                &Value::Null,
-                -32700,
-                &format!("a message longer than {} MiB", MAX_LINE >> 20),
-            );
-            // The rest of that line is not a message either.
-            let mut rest = Vec::new();
-            let _ = reader.read_until(b'\n', &mut rest);
-            continue;
-        }
+        let buf = match lines.recv_timeout(WATCH) {
+            Ok(Line::Message(buf)) => buf,
+            Ok(Line::TooLong) => {
+                out.error(
+                    &Value::Null,
+                    -32700,
+                    &format!("a message longer than {} MiB", MAX_LINE >> 20),
+                );
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         let text = String::from_utf8_lossy(&buf);
         let text = text.trim();
         if text.is_empty() {
@@ -248,7 +258,66 @@ pub(crate) fn run(opts: &Options) -> Result<()> {
     for t in threads {
         let _ = t.join();
     }
+    if crate::signal::interrupted() {
+        return Err(Error::Interrupted);
+    }
     Ok(())
+}
+
+/// What the stdin reader passes on.
+enum Line {
+    /// One line, without its newline (at most [`MAX_LINE`] bytes).
+    Message(Vec<u8>),
+    /// A line longer than [`MAX_LINE`]: skipped, never held whole.
+    TooLong,
+}
+
+/// Read `input` a line at a time until it ends (or the server stops listening).
+fn read_lines(mut input: impl BufRead, tx: &mpsc::SyncSender<Line>) {
+    loop {
+        let mut buf = Vec::new();
+        match (&mut input).take(MAX_LINE + 1).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let line = if buf.last() == Some(&b'\n') {
+            buf.pop();
+            Line::Message(buf)
+        } else if buf.len() as u64 > MAX_LINE {
+            // The rest of that line is not a message either: dropped as it comes.
+            drop(buf);
+            if !skip_line(&mut input) {
+                let _ = tx.send(Line::TooLong);
+                return;
+            }
+            Line::TooLong
+        } else {
+            // The last line, without a newline.
+            Line::Message(buf)
+        };
+        if tx.send(line).is_err() {
+            return;
+        }
+    }
+}
+
+/// Consume `input` up to and including the next newline, a buffer at a time: `false` when it
+/// ended first.
+fn skip_line(input: &mut impl BufRead) -> bool {
+    loop {
+        let (found, n) = match input.fill_buf() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok([]) | Err(_) => return false,
+            Ok(chunk) => match chunk.iter().position(|b| *b == b'\n') {
+                Some(i) => (true, i + 1),
+                None => (false, chunk.len()),
+            },
+        };
+        input.consume(n);
+        if found {
+            return true;
+        }
+    }
 }
 
 /// One message: answered here, or (a tool call) in a thread of its own, returned.
@@ -269,6 +338,21 @@ fn handle(
     let id = map.get("id").cloned();
     let method = map.get("method").and_then(Value::as_str);
     let params = map.get("params").cloned().unwrap_or(Value::Null);
+    // A request whose method is not a string (or that has none and is no answer) would
+    // otherwise go unanswered, and its client wait for ever.
+    if let Some(id) = &id
+        && method.is_none()
+        && (map.contains_key("method")
+            || !(map.contains_key("result") || map.contains_key("error")))
+    {
+        let valid_id = id.is_string() || id.is_i64() || id.is_u64();
+        out.error(
+            if valid_id { id } else { &Value::Null },
+            -32600,
+            "a request names its method, a string",
+        );
+        return None;
+    }
     let (Some(method), Some(id)) = (method, id.clone()) else {
         // A notification, or an answer to a request of ours (there are none).
         if method == Some("notifications/cancelled")

@@ -20,6 +20,11 @@ const MAX_K: u64 = 20;
 const MAX_CHATS: u64 = 200;
 /// Output of one child kept at most.
 const MAX_OUTPUT: usize = 16 << 20;
+/// A text argument that goes on `ai`'s command line (a query, an ID, a model) longer than this
+/// (bytes) is refused: one over 128 KiB cannot be passed to a program at all.
+const MAX_ARG: usize = 16 * 1024;
+/// An error text longer than this (bytes) is cut: an error echoes what it was given.
+const MAX_ERROR: usize = 4 * 1024;
 /// How long a child other than `ask` may run.
 const QUICK: Duration = Duration::from_secs(120);
 /// Progress notifications at most this often.
@@ -188,12 +193,36 @@ pub(crate) fn call(exposed: &Exposed, params: &Value, running: &Running, out: &O
 }
 
 fn failed(why: &str) -> Value {
-    json!({"content": [{"type": "text", "text": why}], "isError": true})
+    let mut text = why.to_owned();
+    if text.len() > MAX_ERROR {
+        let mut at = MAX_ERROR;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push_str(" … (error cut)");
+    }
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
 type Done = std::result::Result<String, String>;
 
+/// A text argument that goes on `ai`'s command line: at most [`MAX_ARG`] bytes.
 fn text_arg<'a>(
+    args: &'a Map<String, Value>,
+    key: &str,
+) -> std::result::Result<Option<&'a str>, String> {
+    match long_text_arg(args, key)? {
+        Some(s) if s.len() > MAX_ARG => Err(format!(
+            "{key}: longer than {} KiB; give a shorter one",
+            MAX_ARG / 1024
+        )),
+        s => Ok(s),
+    }
+}
+
+/// A text argument of any length (the prompt, which goes on stdin).
+fn long_text_arg<'a>(
     args: &'a Map<String, Value>,
     key: &str,
 ) -> std::result::Result<Option<&'a str>, String> {
@@ -370,7 +399,10 @@ fn search(exposed: &Exposed, args: &Map<String, Value>, running: &Running) -> Do
         }
     }
     if hits.is_empty() {
-        return Ok(format!("no notes match {query:?}"));
+        return Ok(format!(
+            "no notes match {:?}",
+            crate::fmt::one_line(query, 200)
+        ));
     }
     // Fit the whole: the hits that come last are left out.
     let mut left_out = 0;
@@ -514,7 +546,7 @@ fn ask(
     out: &Out,
     token: Option<Value>,
 ) -> Done {
-    let prompt = text_arg(args, "prompt")?.unwrap_or("");
+    let prompt = long_text_arg(args, "prompt")?.unwrap_or("");
     if prompt.trim().is_empty() {
         return Err("prompt: give the question or task".to_owned());
     }
@@ -571,14 +603,18 @@ fn ask(
     if let Some(m) = &model {
         // Known to `ai`: never prompt text.
         let config = crate::config::Home::locate().and_then(|h| crate::config::Config::load(&h));
-        let known = config
-            .as_ref()
-            .ok()
-            .and_then(|c| crate::alias::resolve(m, c).ok().flatten());
-        if known.is_none() {
-            return Err(match &config {
-                Ok(c) => crate::alias::unknown(m, c).to_string(),
-                Err(e) => e.to_string(),
+        let refused = match &config {
+            Ok(c) => match crate::alias::resolve(m, c) {
+                Ok(Some(_)) => None,
+                Ok(None) => Some(crate::alias::unknown(m, c)),
+                Err(e) => Some(e),
+            },
+            Err(e) => Some(crate::error::Error::config(e.to_string())),
+        };
+        if let Some(e) = refused {
+            return Err(match e.hint_text() {
+                Some(h) => format!("{e} ({h})"),
+                None => e.to_string(),
             });
         }
         cmd.push(m.clone());
@@ -591,7 +627,7 @@ fn ask(
     let mut error: Option<Value> = None;
     let mut last_progress: Option<Instant> = None;
     let mut pieces = 0u64;
-    let outcome = started.supervise(None, exposed.timeout + Duration::from_secs(30), &mut |line| {
+    let outcome = started.supervise(None, exposed.timeout.saturating_add(Duration::from_secs(30)), &mut |line| {
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
             return Flow::Go;
         };

@@ -277,7 +277,11 @@ impl Running {
                 .name("serve-watch".into())
                 .spawn(move || watch(conn, tx, flag));
         }
-        let deadline = Instant::now() + timeout;
+        // A timeout too large to be a point in time (`--timeout 1e19`): none, in effect.
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
         let mut ended = false;
         let mut exited: Option<(i32, Instant)> = None;
         let mut late = Vec::new();

@@ -540,3 +540,283 @@ fn the_inspector_cli_lists_and_calls_the_tools() {
     );
     assert!(!all.contains("my secrets"), "{all}");
 }
+
+/// `ai mcp ARGS` running with its stdin and stdout held: messages sent one at a time, answers
+/// read as they come.
+struct Live {
+    proc: Proc,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Live {
+    fn start(env: &Env, args: &[&str]) -> Live {
+        let mut all = vec!["mcp"];
+        all.extend_from_slice(args);
+        let mut proc = env
+            .command(&all)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start ai mcp");
+        let stdin = proc.stdin.take();
+        let stdout = proc.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value =
+                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut live = Live { proc, stdin, lines };
+        live.send(&init("2025-06-18"));
+        assert_eq!(live.answer(1)["result"]["serverInfo"]["name"], "ai");
+        live
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let pipe = self.stdin.as_mut().unwrap();
+        pipe.write_all(bytes).unwrap();
+        pipe.flush().unwrap();
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next message (a notification included).
+    fn next(&self) -> Value {
+        self.lines
+            .recv_timeout(DEADLINE)
+            .expect("ai mcp answered nothing")
+    }
+
+    /// The answer to request `id` (what comes before it, skipped).
+    fn answer(&self, id: impl Into<Value>) -> Value {
+        let id = id.into();
+        loop {
+            let v = self.next();
+            if v["id"] == id && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    /// Ask request `id` and wait for its answer.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id)
+    }
+}
+
+fn tool_call(id: u64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": args}})
+}
+
+#[test]
+fn sigterm_during_an_ask_ends_the_server_with_143_and_the_chat_saved() {
+    // Found by a hostile test: the ask was stopped, but `ai mcp` went on reading, and every
+    // later call failed at once ("ai exited with 143") since the signal stayed recorded.
+    let env = world();
+    let pid_file = env.path("state/gemini.pid");
+    let mut live = Live::start(&env, &[]);
+    live.send(&tool_call(
+        2,
+        "ask",
+        json!({"model": "gemini", "prompt": "tell me everything"}),
+    ));
+    assert!(
+        wait_for_file(&pid_file, DEADLINE),
+        "the backend never started"
+    );
+    let backend = read_pid(&pid_file);
+    signal(live.proc.pid(), libc::SIGTERM);
+    let answer = live.answer(2);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let status = live.proc.wait_status();
+    assert_eq!(status.code(), Some(143));
+    assert!(wait_gone(backend, DEADLINE), "the backend still runs");
+    let msgs = env.only_messages();
+    assert_eq!(msgs[0]["content"], "tell me everything");
+    assert_eq!(msgs[1]["interrupted"], true, "{msgs:?}");
+}
+
+#[test]
+fn a_line_over_the_limit_is_skipped_without_being_held_in_memory() {
+    // Found by a hostile test: the rest of an over-long line was read whole into memory (a
+    // client sending 200 MiB without a newline took 220 MB); and a line of exactly the limit
+    // swallowed the message after it.
+    let env = world();
+    let mut live = Live::start(&env, &[]);
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..96 {
+        live.send_raw(&chunk);
+    }
+    live.send_raw(b"\n");
+    let err = live.next();
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    assert_eq!(live.request(2, "ping", json!({}))["result"], json!({}));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", live.proc.pid())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(peak_kb < 48 * 1024, "ai mcp held {peak_kb} kB");
+    // A message of exactly the limit is still a message (not JSON here), and the next one is
+    // read as itself.
+    let mut exact = vec![b' '; 4 << 20];
+    exact[0] = b'x';
+    exact.push(b'\n');
+    live.send_raw(&exact);
+    assert_eq!(live.next()["error"]["code"], -32700);
+    assert_eq!(live.request(3, "ping", json!({}))["result"], json!({}));
+    drop(live.stdin.take());
+    assert!(live.proc.wait_status().success());
+}
+
+#[test]
+fn long_arguments_get_a_short_readable_error() {
+    // Found by a hostile test: an unknown model of 500 KB came back whole in the error (a
+    // tool result of 500 KB); a query or an ID over 128 KiB failed with "ai could not run:
+    // Argument list too long"; a query that matched nothing was echoed whole.
+    let env = world();
+    let mut live = Live::start(&env, &[]);
+    let text = |v: &Value| {
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let huge = "m".repeat(500_000);
+    let a = live.request(
+        2,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"model": format!("nosuch{huge}"), "prompt": "hi"}}),
+    );
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(text(&a).len() < 8 * 1024, "{} bytes", text(&a).len());
+    for (id, tool, args) in [
+        (3, "search_notes", json!({"query": huge})),
+        (4, "read_note", json!({"base": "notes", "id": huge})),
+    ] {
+        let a = live.request(id, "tools/call", json!({"name": tool, "arguments": args}));
+        assert_eq!(a["result"]["isError"], true, "{a}");
+        let t = text(&a);
+        assert!(t.len() < 8 * 1024, "{} bytes", t.len());
+        assert!(!t.contains("Argument list too long"), "{t}");
+        assert!(t.contains("longer than"), "{t}");
+    }
+    let a = live.request(
+        5,
+        "tools/call",
+        json!({"name": "search_notes", "arguments": {"query": "zzqq ".repeat(3000)}}),
+    );
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    assert!(text(&a).starts_with("no notes match"), "{a}");
+    assert!(text(&a).len() < 1024, "{} bytes", text(&a).len());
+    // A long prompt goes on stdin: no such bound.
+    let prompt = "word ".repeat(40_000);
+    let a = live.request(
+        6,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"model": "echo", "prompt": prompt}}),
+    );
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    drop(live.stdin.take());
+    assert!(live.proc.wait_status().success());
+}
+
+#[test]
+fn a_request_without_a_string_method_is_answered() {
+    // Found by a hostile test: `{"id": 7, "method": 5}` (or no method at all) got no answer,
+    // and a client waits for one for ever.
+    let env = world();
+    let answers = raw(
+        &env,
+        &[],
+        &[
+            init("2025-06-18"),
+            json!({"jsonrpc": "2.0", "id": 7, "method": 5}),
+            json!({"jsonrpc": "2.0", "id": "x"}),
+            json!({"jsonrpc": "2.0", "id": 8, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+        ],
+    );
+    assert_eq!(answers[1]["id"], 7);
+    assert_eq!(answers[1]["error"]["code"], -32600);
+    assert_eq!(answers[2]["id"], "x");
+    assert_eq!(answers[2]["error"]["code"], -32600);
+    // An answer (to a request the server never sent) is not answered.
+    assert_eq!(answers[3], json!({"jsonrpc": "2.0", "id": 9, "result": {}}));
+    assert_eq!(answers.len(), 4);
+}
+
+#[test]
+fn a_model_name_that_is_an_option_never_reaches_a_backend() {
+    // Found by a hostile test: `ask` with model "gemini:--yolo" ran `gemini -m --yolo` (and
+    // "ollama:--verbose" ran `ollama run --verbose`): a model or an agent could turn on a
+    // backend's auto-approval of its own tools through the model name.
+    let env = world();
+    for b in ["claude", "codex", "gemini", "qwen", "ollama"] {
+        env.install(b);
+    }
+    let mut live = Live::start(&env, &[]);
+    for (id, model) in [
+        (2, "gemini:--yolo"),
+        (3, "claude:--dangerously-skip-permissions"),
+        (4, "codex:--dangerously-bypass-approvals-and-sandbox"),
+        (5, "ollama:--verbose"),
+        (6, "qwen:-y@high"),
+    ] {
+        let a = live.request(
+            id,
+            "tools/call",
+            json!({"name": "ask", "arguments": {"model": model, "prompt": "hi"}}),
+        );
+        assert_eq!(a["result"]["isError"], true, "{model}: {a}");
+        let text = a["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("cannot begin with '-'"), "{model}: {text}");
+    }
+    drop(live.stdin.take());
+    assert!(live.proc.wait_status().success());
+    assert!(env.calls().is_empty(), "a backend ran: {:?}", env.calls());
+    assert!(env.chat_ids().is_empty(), "an error made a chat");
+    // The same from the shell.
+    let out = env.run(&["ollama:--verbose", "hi"]).code(2);
+    assert!(
+        out.stderr.contains("cannot begin with '-'"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.calls().is_empty());
+}
+
+#[test]
+fn a_huge_ask_timeout_does_not_lose_the_call() {
+    // Found by a hostile test: `--timeout 1e19` (or config mcp.serve.timeout) made the call's
+    // deadline overflow: its thread panicked, the request was never answered and kept its
+    // slot among the calls that may run at once.
+    let env = world();
+    let mut live = Live::start(&env, &["--timeout", "1e19"]);
+    let a = live.request(
+        2,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"model": "echo", "prompt": "hi"}}),
+    );
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    drop(live.stdin.take());
+    let out = live.proc.finish();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
