@@ -45,8 +45,9 @@ impl Supervised {
     pub(crate) fn spawn(cmd: &mut Command, ctrl_c: bool) -> std::io::Result<Supervised> {
         cmd.process_group(0);
         stop_with_parent(cmd);
-        let child = cmd.spawn()?;
+        // The stop pipe first: if it cannot be made (out of descriptors), nothing has started.
         let stop = Stop::new()?;
+        let child = cmd.spawn()?;
         let pid = i32::try_from(child.id()).unwrap_or(0);
         let group = ctrl_c.then(|| ChildGroup::register(child.id()));
         #[cfg(target_os = "linux")]
