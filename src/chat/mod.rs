@@ -4,6 +4,7 @@ pub(crate) mod file;
 pub(crate) mod id;
 pub(crate) mod legacy;
 pub(crate) mod lock;
+pub(crate) mod open;
 pub(crate) mod parse;
 pub(crate) mod read;
 pub(crate) mod record;

@@ -1,90 +1,24 @@
-//! Reading chats without their lock: the one way chat files are opened (regular files only),
-//! a whole chat for `chat show` and `chat export`, and the row `chat list` shows.
+//! Reading chats without their lock (opened through [`super::open`]): a whole chat for
+//! `chat show` and `chat export`, and the row `chat list` shows.
 //!
 //! A row reads the header, the first record (for a title) and the last records, with a streaming
 //! look at each record that never holds its content (a reply of a gigabyte costs a scan, not a
 //! gigabyte). In a chat up to 1 MiB every line is also checked to be JSON, so a line damaged
 //! anywhere marks the row; in a larger one only the lines read are.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use super::legacy;
+use super::open::{Refused, kind_of, open_checked, open_regular};
 use super::parse::{parse, parse_header};
 use super::record::{Header, Record, Role};
 use super::store::Store;
 use crate::error::{Error, Result};
-
-/// Open a chat file: only a regular file, never through a symbolic link, and never blocking on
-/// a FIFO (opened non-blocking, then its type is checked). `None` when there is no such file.
-pub(crate) fn open_regular(path: &Path, append: bool) -> Result<Option<File>> {
-    open_checked(path, append).map_err(|r| match r {
-        Refused::NotRegular(t) => not_regular(path, &t),
-        Refused::Io(e) => Error::io("open", path, e),
-    })
-}
-
-enum Refused {
-    NotRegular(fs::FileType),
-    Io(std::io::Error),
-}
-
-fn open_checked(path: &Path, append: bool) -> std::result::Result<Option<File>, Refused> {
-    let opened = OpenOptions::new()
-        .read(true)
-        .append(append)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path);
-    let file = match opened {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            // O_NOFOLLOW fails on a link (ELOOP), append on a folder (EISDIR): say what it is.
-            return match fs::symlink_metadata(path) {
-                Ok(m) if !m.file_type().is_file() => Err(Refused::NotRegular(m.file_type())),
-                _ => Err(Refused::Io(e)),
-            };
-        }
-    };
-    let meta = file.metadata().map_err(Refused::Io)?;
-    if !meta.file_type().is_file() {
-        return Err(Refused::NotRegular(meta.file_type()));
-    }
-    Ok(Some(file))
-}
-
-fn kind_of(t: &fs::FileType) -> &'static str {
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a folder"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a device"
-    }
-}
-
-fn not_regular(path: &Path, t: &fs::FileType) -> Error {
-    let hint = if t.is_symlink() {
-        "ai does not follow symbolic links in the chats folder: move the file itself there"
-    } else {
-        "move it out of the chats folder; ai reads and writes only regular files there"
-    };
-    Error::config(format!(
-        "chat file {} is not a regular file ({})",
-        path.display(),
-        kind_of(t)
-    ))
-    .hint(hint)
-}
 
 /// Read a whole chat (header and every record), checking every line.
 pub(crate) fn read_all(store: &Store, id: &str) -> Result<(Header, Vec<Record>)> {

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
-use super::read::open_regular;
+use super::open::open_regular;
 use super::store::Store;
 use crate::error::Result;
 

@@ -71,6 +71,11 @@ pub(crate) fn file(home: &Home, name: &str) -> PathBuf {
     dir(home).join(format!("{name}.sqlite"))
 }
 
+/// The side file beside an index file, where its vectors are kept ([`super::vectors`]).
+pub(crate) fn vectors_file(index_path: &Path) -> PathBuf {
+    index_path.with_extension("vectors")
+}
+
 /// An open index.
 pub(crate) struct Index {
     pub(crate) conn: Connection,
@@ -273,7 +278,7 @@ impl Index {
             p.push(suffix);
             total += std::fs::metadata(&p).map_or(0, |m| m.len());
         }
-        total += std::fs::metadata(super::vectors::file(&self.path)).map_or(0, |m| m.len());
+        total += std::fs::metadata(vectors_file(&self.path)).map_or(0, |m| m.len());
         total
     }
 }
@@ -325,8 +330,8 @@ pub(crate) fn remove(home: &Home, name: &str) -> Result<bool> {
 pub(crate) fn switch(home: &Home, name: &str, fresh: Index) -> Result<()> {
     let path = file(home, name);
     let from = fresh.path.clone();
-    let new_side = super::vectors::file(&from);
-    let side = super::vectors::file(&path);
+    let new_side = vectors_file(&from);
+    let side = vectors_file(&path);
     // The old side file goes first: until the new one is in place, searches scan the BLOBs.
     match std::fs::remove_file(&side) {
         Ok(()) => {}
@@ -391,7 +396,7 @@ fn copy_into(fresh: &Index, path: &Path) -> rusqlite::Result<()> {
 pub(crate) fn remove_at(path: &Path) -> Result<bool> {
     let path = path.to_owned();
     let mut found = false;
-    let vec = super::vectors::file(&path);
+    let vec = vectors_file(&path);
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = path.clone().into_os_string();
         p.push(suffix);

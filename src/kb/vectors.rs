@@ -9,20 +9,15 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::params;
 
-use super::store::Index;
+use super::store::{Index, vectors_file};
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"AIKBVEC1";
 const HEADER: usize = 8 + 8 + 4 + 4;
-
-/// The side file of an index.
-pub(crate) fn file(index_path: &Path) -> PathBuf {
-    index_path.with_extension("vectors")
-}
 
 /// The index's current vector generation.
 pub(crate) fn generation(index: &Index) -> Result<u64> {
@@ -39,7 +34,7 @@ fn open_side_file(index: &Index) -> Option<File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(file(&index.path))
+        .open(vectors_file(&index.path))
         .ok()?;
     f.metadata().ok()?.is_file().then_some(f)
 }
@@ -124,7 +119,7 @@ fn dot8_bytes(a: &[u8], b: &[i8]) -> i32 {
 
 /// Write the side file from the BLOBs (to a temporary file, then renamed over).
 pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
-    let target = file(&index.path);
+    let target = vectors_file(&index.path);
     let dir = target.parent().unwrap_or(Path::new("."));
     let stem = target
         .file_name()

@@ -297,7 +297,7 @@ fn run_ai(
     match outcome.ending {
         Ending::Exited(0) => Ok(out),
         Ending::Exited(code) => {
-            let (message, hint) = crate::serve::routes::scraped(&outcome.stderr, code);
+            let (message, hint) = crate::serve::reply::scraped(&outcome.stderr, code);
             Err(match hint {
                 Some(h) => format!("{message} ({h})"),
                 None => message,
@@ -696,7 +696,7 @@ fn ask(
         )),
         Ending::TooLarge => Err(format!("stopped: the reply was too large{in_chat}")),
         Ending::Exited(code) => {
-            let (message, hint) = crate::serve::routes::scraped(&outcome.stderr, code);
+            let (message, hint) = crate::serve::reply::scraped(&outcome.stderr, code);
             Err(match hint {
                 Some(h) => format!("{message} ({h}){in_chat}"),
                 None => format!("{message}{in_chat}"),

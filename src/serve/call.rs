@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::Shared;
 use super::child::{self, Ending, Flow, Outcome};
 use super::http::{Conn, Head, write_event};
-use super::routes::{cannot_start, ended_early, fail, fail_in_chat, fail_with, scraped, stopped};
+use super::reply::{cannot_start, ended_early, fail, fail_in_chat, fail_with, scraped, stopped};
 
 /// The body of POST /call.
 #[derive(Debug, Deserialize)]
@@ -269,7 +269,7 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             }
         }
     }
-    let Some(conn) = super::routes::no_nul(conn, &args) else {
+    let Some(conn) = super::reply::no_nul(conn, &args) else {
         return;
     };
     let Some(slot) = CallSlot::take(shared) else {

@@ -16,7 +16,8 @@ mod http;
 mod notes;
 mod page;
 mod render;
-pub(crate) mod routes;
+pub(crate) mod reply;
+mod routes;
 mod sign;
 
 use std::io::{ErrorKind, Write};

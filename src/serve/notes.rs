@@ -14,7 +14,7 @@ use super::Shared;
 use super::http::{Conn, Head, percent_decode, query_param};
 use super::page::{NotePage, note_page};
 use super::render::note_markdown;
-use super::routes::{fail, not_allowed, not_json, run_ai};
+use super::reply::{fail, not_allowed, not_json, run_ai};
 
 /// The most hits one search returns.
 const MAX_K: usize = 50;

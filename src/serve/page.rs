@@ -6,7 +6,7 @@
 
 use super::http::Conn;
 use super::render::escape;
-use super::routes::not_allowed;
+use super::reply::not_allowed;
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
