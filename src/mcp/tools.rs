@@ -283,7 +283,7 @@ fn run_ai(
     running: &Running,
 ) -> std::result::Result<Vec<u8>, String> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    let started = child::start(&exposed.exe, &args, None, MAX_OUTPUT)
+    let started = child::start(&exposed.exe, "mcp", &args, None, MAX_OUTPUT)
         .map_err(|e| format!("ai could not run: {e}"))?;
     watch(&started, running);
     let mut out = Vec::new();
@@ -619,8 +619,14 @@ fn ask(
         }
         cmd.push(m.clone());
     }
-    let started = child::start(&exposed.exe, &cmd, Some(prompt.to_owned()), MAX_OUTPUT)
-        .map_err(|e| format!("ai could not run: {e}"))?;
+    let started = child::start(
+        &exposed.exe,
+        "mcp",
+        &cmd,
+        Some(prompt.to_owned()),
+        MAX_OUTPUT,
+    )
+    .map_err(|e| format!("ai could not run: {e}"))?;
     watch(&started, running);
     let mut reply = String::new();
     let mut done: Option<Value> = None;
