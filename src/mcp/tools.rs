@@ -177,6 +177,11 @@ pub(crate) fn call(exposed: &Exposed, params: &Value, running: &Running, out: &O
         .pointer("/_meta/progressToken")
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
         .cloned();
+    // Tests of a panic in a call (debug builds only: a release build has no such hook).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("AI_CLI_DEBUG_PANIC_TOOL").is_some_and(|t| t == name) {
+        panic!("a panic asked for by AI_CLI_DEBUG_PANIC_TOOL");
+    }
     let done = match name {
         LIST_KB => list_kb(exposed, running),
         SEARCH => search(exposed, args, running),
