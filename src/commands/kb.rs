@@ -351,9 +351,9 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
     }
     let ix = store::Index::open(home, name, false)?;
     s.indexed = true;
-    s.notes = ix.count("SELECT count(*) FROM notes")?;
-    s.chunks = ix.count("SELECT count(*) FROM chunks")?;
-    s.embedded = ix.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")?;
+    s.notes = ix.notes()?;
+    s.chunks = ix.passages()?;
+    s.embedded = ix.embedded()?;
     s.disk_bytes = ix.disk_bytes();
     s.embed = ix.meta("embed")?.or(s.embed);
     s.dimensions = ix
@@ -574,14 +574,12 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let ix = store::Index::open(&ctx.home, name, false)?;
     // An ID or path, else a name as a `[[wikilink]]` gives it (file name, title).
-    let note = kb::linked::find(&ix.conn, id)
-        .map_err(|e| ix.damaged(&e))?
-        .ok_or_else(|| {
-            Error::not_found(format!("knowledge base {name} has no note {id}"))
-                .hint(format!("find one with: ai kb search {name} \"…\""))
-        })?;
+    let note = ix.find_note(id)?.ok_or_else(|| {
+        Error::not_found(format!("knowledge base {name} has no note {id}"))
+            .hint(format!("find one with: ai kb search {name} \"…\""))
+    })?;
     let linked_from = if json {
-        kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?
+        ix.linked_from(&note)?
     } else {
         Vec::new()
     };

@@ -634,5 +634,5 @@ fn note_count(home: &config::Home, name: &str) -> Option<u64> {
         return None;
     }
     let index = crate::kb::store::Index::open(home, name, false).ok()?;
-    index.count("SELECT count(*) FROM notes").ok()
+    index.notes().ok()
 }
