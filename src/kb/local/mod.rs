@@ -78,7 +78,9 @@ impl LocalModel {
             }
         }
         let config = read_json(&dir.join("config.json"))?;
-        let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
+        let tok_path = dir.join("tokenizer.json");
+        let tok_bytes = read_capped(&tok_path, MAX_TOKENIZER)?;
+        let tokenizer = Tokenizer::from_bytes(&tok_bytes).map_err(|e| {
             Error::usage(format!(
                 "{} is not a tokenizer ai can read: {}",
                 dir.join("tokenizer.json").display(),
@@ -171,6 +173,14 @@ impl LocalModel {
             #[cfg(feature = "bert")]
             Family::Bert(m) => m.embed(text)?,
         };
+        // Finite weights can still overflow in a forward pass: a NaN vector never reaches an
+        // index, where it would rank every note equal.
+        if !v.iter().all(|x| x.is_finite()) {
+            return Err(Error::backend(
+                "the local model computed NaN or infinite values for a passage",
+            )
+            .hint("its weights are damaged or not of an embedding model: download it again, or use another model"));
+        }
         crate::kb::vectors::normalize(&mut v);
         Ok(v)
     }
@@ -245,9 +255,34 @@ fn prefixes(dir: &Path, spec: &str) -> (String, String) {
     }
 }
 
+/// The largest `tokenizer.json` read (real ones take up to about 35 MB).
+pub(crate) const MAX_TOKENIZER: u64 = 100_000_000;
+/// The largest `config.json` (and other small JSON file of a model) read.
+pub(crate) const MAX_CONFIG: u64 = 1_000_000;
+
+/// A file's bytes, refused with a hint when it is larger than `max` (checked while reading, so
+/// a file that grows or a device that never ends cannot exhaust memory).
+pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    let mut bytes = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::usage(format!(
+            "{} is larger than the {} such a file may take",
+            path.display(),
+            hub::human(max)
+        ))
+        .hint("it is not a file of a local embedding model: download the model again (ai kb model pull NAME), or replace the file"));
+    }
+    Ok(bytes)
+}
+
 pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let bytes = read_capped(path, MAX_CONFIG)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         Error::usage(format!("{} is not valid JSON: {e}", path.display()))
             .hint("it may be damaged: download the model again (ai kb model pull NAME)")
     })
