@@ -653,3 +653,77 @@ fn a_real_transformer_finds_the_paraphrase_among_unrelated_notes() {
     let hits = search(&env, "deadline for filing income tax forms");
     assert_eq!(hits.first().map(String::as_str), Some("tax.md"), "{hits:?}");
 }
+
+// ---- one loaded model per process ---------------------------------------------------------
+
+/// How many times the process that printed `text` loaded a local model (`AI_DEBUG=models`).
+fn loads(text: &str) -> usize {
+    text.matches("ai: debug: loaded local model").count()
+}
+
+#[test]
+fn a_session_loads_its_local_model_once_and_one_shot_calls_once_each() {
+    let mut env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    env.set("AI_DEBUG", "models");
+    // Three grounded turns in one `ai -i`: the query of each is embedded, the model loaded once.
+    let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
+    term.expect("echo> ");
+    let mut screen = String::new();
+    for q in ["Datenbank?", "Bahnhof?", "Apfel?"] {
+        term.send(&format!("{q}\r"));
+        term.expect("\x1b[?2004l");
+        screen.push_str(&term.expect("echo> "));
+    }
+    term.send("\x04");
+    let (code, rest) = term.finish();
+    assert_eq!(code, Some(0), "{rest}");
+    assert!(screen.contains("Sources:"), "grounded: {screen}");
+    assert_eq!(loads(&screen), 1, "{screen}");
+    assert!(screen.contains("(first load in this process)"), "{screen}");
+    // One-shot calls are unchanged: each process loads it for its own turn.
+    for q in ["Datenbank?", "Bahnhof?"] {
+        let out = env.run(&["--kb", "notes", q]).success();
+        assert_eq!(loads(&out.stderr), 1, "{out:#?}");
+    }
+}
+
+#[test]
+fn a_model_changed_on_disk_is_loaded_again_in_a_session() {
+    let mut env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    env.set("AI_DEBUG", "models");
+    let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
+    term.expect("echo> ");
+    term.send("Datenbank?\r");
+    term.expect("\x1b[?2004l");
+    let first = term.expect("echo> ");
+    assert_eq!(loads(&first), 1, "{first}");
+    // Replaced by a copy of other size (as a new pull would): the session must not go on
+    // with the old one.
+    let f32_bytes = std::fs::read(model.join("model.safetensors")).unwrap();
+    static_model(&model, "F16", 8);
+    assert_ne!(
+        f32_bytes.len(),
+        std::fs::read(model.join("model.safetensors"))
+            .unwrap()
+            .len()
+    );
+    term.send("Bahnhof?\r");
+    term.expect("\x1b[?2004l");
+    let second = term.expect("echo> ");
+    assert!(second.contains("(load 2 in this process)"), "{second}");
+    term.send("\x04");
+    let (code, rest) = term.finish();
+    assert_eq!(code, Some(0), "{rest}");
+}
