@@ -44,6 +44,8 @@ mod kb_hostile;
 mod kb_notes;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/local_hostile.rs"]
+mod local_hostile;
 #[path = "suite/local_models.rs"]
 mod local_models;
 #[path = "suite/mcp_serve.rs"]

@@ -167,6 +167,13 @@ impl Bert {
         let layers_n = need("num_hidden_layers")?;
         let inter = need("intermediate_size")?;
         let positions = need("max_position_embeddings")?;
+        if positions < 2 {
+            return Err(Error::usage(format!(
+                "{}: max_position_embeddings {positions} leaves no room for a text",
+                cfg_path.display()
+            ))
+            .hint("a local transformer model needs the config.json of a BERT-family model"));
+        }
         if hidden % heads != 0 {
             return Err(Error::usage(format!(
                 "{}: hidden_size {hidden} is not a multiple of num_attention_heads {heads}",
@@ -187,6 +194,13 @@ impl Bert {
             .get("layer_norm_eps")
             .and_then(|v| v.as_f64())
             .unwrap_or(1e-12) as f32;
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::usage(format!(
+                "{}: layer_norm_eps {eps} is not a small positive number",
+                cfg_path.display()
+            ))
+            .hint("a local transformer model needs the config.json of a BERT-family model"));
+        }
         let w = Weights::read(&dir.join("model.safetensors"))?;
         // Checkpoints saved from a task head prefix every name with `bert.`.
         let prefix = if w.get("embeddings.word_embeddings.weight").is_some() {
@@ -241,7 +255,9 @@ impl Bert {
         )?;
         let token_type = tensor("embeddings.token_type_embeddings.weight", &[types, hidden])?;
         let emb_norm = norm("embeddings.LayerNorm")?;
-        let mut layers = Vec::with_capacity(layers_n);
+        // Grown one layer at a time: config.json's count is checked against the tensors that
+        // exist, never trusted as an allocation size (a huge count is a missing tensor).
+        let mut layers = Vec::new();
         for i in 0..layers_n {
             let p = format!("encoder.layer.{i}");
             layers.push(Layer {
@@ -264,12 +280,13 @@ impl Bert {
             .hint("tokenizer.json and model.safetensors must come from the same model; download both again"));
         }
         // sentence-transformers' max_seq_length, else what the positions allow.
-        let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| usize_of(&v, "max_seq_length"))
-            .unwrap_or(positions)
-            .clamp(2, positions);
+        let max_tokens =
+            super::read_capped(&dir.join("sentence_bert_config.json"), super::MAX_CONFIG)
+                .ok()
+                .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+                .and_then(|v| usize_of(&v, "max_seq_length"))
+                .unwrap_or(positions)
+                .clamp(2, positions);
         let mut tokenizer = tokenizer;
         tokenizer.with_padding(None);
         tokenizer
