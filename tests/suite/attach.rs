@@ -340,3 +340,100 @@ fn a_custom_cli_backend_cannot_take_an_image() {
     assert!(out.stderr.contains("is given text only"), "{}", out.stderr);
     assert!(env.calls().is_empty(), "{:?}", env.calls());
 }
+
+// ---- agent CLIs: given the file by path, the way each reads one ----
+
+#[test]
+fn claude_is_told_the_path_to_read() {
+    let env = Env::new();
+    env.project_file("cat.png", png());
+    env.project_file("doc.pdf", pdf());
+    env.run(&["-F", "cat.png,doc.pdf", "sonnet", "what?"])
+        .success();
+    assert_eq!(
+        env.stdin_text("claude"),
+        format!(
+            "[attached: ./cat.png (image/png, {} B); read it from the working directory]\n\
+             [attached: ./doc.pdf (application/pdf, {} B); read it from the working directory]\n\nwhat?",
+            png().len(),
+            pdf().len()
+        )
+    );
+    // The bytes are not in its arguments.
+    assert!(!env.argv("claude").iter().any(|a| a.contains("cat.png")));
+}
+
+#[test]
+fn gemini_and_qwen_get_at_paths() {
+    for (alias, program) in [("gemini", "gemini"), ("qwen", "qwen")] {
+        let env = Env::new();
+        env.project_file("my photo.png", png());
+        env.run(&["-F", "my photo.png", alias, "what?"]).success();
+        let stdin = env.stdin_text(program);
+        assert!(
+            stdin.starts_with(&format!(
+                "[attached: my photo.png, image/png, {} B] @./my\\ photo.png\n\nwhat?",
+                png().len()
+            )),
+            "{program}: {stdin}"
+        );
+    }
+}
+
+#[test]
+fn codex_gets_image_options() {
+    let env = Env::new();
+    env.project_file("shots/a.png", png());
+    env.project_file("b.gif", b"GIF89a\x01\0\x01\0\0\0\0;");
+    env.run(&["-F", "shots/a.png,b.gif", "codex", "diff them"])
+        .success();
+    let argv = env.argv("codex");
+    let at = |a: &str| {
+        argv.iter()
+            .position(|x| x == a)
+            .unwrap_or_else(|| panic!("{a} in {argv:?}"))
+    };
+    assert!(at("--image=./shots/a.png") < at("-"), "{argv:?}");
+    assert!(at("--image=./b.gif") < at("-"), "{argv:?}");
+    assert_eq!(argv.last().map(String::as_str), Some("-"));
+    let stdin = env.stdin_text("codex");
+    assert!(
+        stdin.starts_with("[attached: shots/a.png, image/png,"),
+        "{stdin}"
+    );
+    assert!(stdin.ends_with("\n\ndiff them"), "{stdin}");
+}
+
+#[test]
+fn codex_cannot_take_a_pdf() {
+    let env = Env::new();
+    env.project_file("doc.pdf", pdf());
+    let out = env.run(&["-F", "doc.pdf", "codex", "sum up"]).code(2);
+    assert!(
+        out.stderr
+            .contains("error: cannot attach doc.pdf (PDF): codex"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hint: PDFs can be given to the CLIs claude, gemini, qwen"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.calls().is_empty(), "{:?}", env.calls());
+    assert!(env.chat_ids().is_empty());
+}
+
+#[test]
+fn ollama_run_gets_a_dot_path_and_no_gif() {
+    let env = Env::new();
+    env.project_file("cat.png", png());
+    env.project_file("a.gif", b"GIF89a\x01\0\x01\0\0\0\0;");
+    env.run(&["-F", "cat.png", "ollama:llava", "what?"])
+        .success();
+    let stdin = env.stdin_text("ollama");
+    assert!(stdin.contains("] ./cat.png\n\nwhat?"), "{stdin}");
+    let out = env.run(&["-F", "a.gif", "ollama:llava", "what?"]).code(2);
+    assert!(out.stderr.contains("GIF image"), "{}", out.stderr);
+}
