@@ -6,6 +6,8 @@
 /// The one test support module: world, command builder, fakes, chats, HTTP server, pty.
 mod support;
 
+#[path = "suite/attach.rs"]
+mod attach;
 #[path = "suite/backends.rs"]
 mod backends;
 #[path = "suite/cli_streams.rs"]
