@@ -32,7 +32,7 @@ const WORDS: [(&str, usize); 12] = [
 ];
 
 /// A WordLevel tokenizer.json over `[UNK]` and `words`.
-fn tokenizer_json(words: &[&str]) -> String {
+pub(crate) fn tokenizer_json(words: &[&str]) -> String {
     let mut vocab = serde_json::Map::new();
     vocab.insert("[UNK]".into(), json!(0));
     for (i, w) in words.iter().enumerate() {
@@ -53,7 +53,7 @@ fn tokenizer_json(words: &[&str]) -> String {
 }
 
 /// A safetensors file holding the named tensors (dtype, shape, raw little-endian bytes).
-fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
     let mut header = serde_json::Map::new();
     let mut data = Vec::new();
     for (name, dtype, shape, bytes) in tensors {
