@@ -44,6 +44,8 @@ mod kb_embed;
 mod kb_hostile;
 #[path = "suite/kb_notes.rs"]
 mod kb_notes;
+#[path = "suite/kb_rerank.rs"]
+mod kb_rerank;
 #[path = "suite/layering.rs"]
 mod layering;
 #[path = "suite/local_hostile.rs"]
