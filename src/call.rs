@@ -60,12 +60,12 @@ pub(crate) fn run(
     }
 
     // All input is read before any chat is locked: stdin may take its time.
-    let files = input::read_files(&args.files, &ctx.ui)?;
+    let input::Given { files, attachments } = input::read_files(&args.files, &ctx.ui)?;
     let stdin = if args.no_stdin {
         None
     } else {
         input::read_stdin(
-            !parsed.prompt.is_empty() || !files.is_empty(),
+            !parsed.prompt.is_empty() || !files.is_empty() || !attachments.is_empty(),
             &files,
             &ctx.ui,
         )?
@@ -74,6 +74,12 @@ pub(crate) fn run(
     drop(files);
     if prompt.trim().is_empty() {
         let label = parsed.models.first().map_or("sonnet", |r| r.label.as_str());
+        if let Some(a) = attachments.first() {
+            return Err(Error::usage("no prompt given").hint(format!(
+                "say what to do with it: ai {label} -F {} \"what is in this?\"",
+                a.name
+            )));
+        }
         return Err(Error::usage("no prompt given").hint(format!(
             "ai {label} \"your question\", or pipe text in: echo hi | ai {label}"
         )));
@@ -86,6 +92,7 @@ pub(crate) fn run(
         present,
         prompt,
         title,
+        attachments,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {

@@ -118,6 +118,7 @@ pub(crate) fn run(
         name,
         label: String::new(),
         files: Vec::new(),
+        attachments: Vec::new(),
         last: None,
     };
     let view = session.view()?;
@@ -181,6 +182,8 @@ struct Session {
     label: String,
     /// Files for the next message (`/file`).
     files: Vec<crate::input::FileBlock>,
+    /// Images and PDFs for the next message (`/file photo.png`).
+    attachments: Vec<crate::media::Attachment>,
     /// The last answer of this session: `/copy`, `/sources`.
     last: Option<Last>,
 }
@@ -384,6 +387,7 @@ impl Session {
             present: Present::Stream,
             prompt,
             title,
+            attachments: std::mem::take(&mut self.attachments),
         };
         let target = match &self.chat {
             Some(id) => Target::Existing(id.clone()),
@@ -641,5 +645,5 @@ fn note_count(home: &config::Home, name: &str) -> Option<u64> {
         return None;
     }
     let index = crate::kb::store::Index::open(home, name, false).ok()?;
-    index.count("SELECT count(*) FROM notes").ok()
+    index.notes().ok()
 }
