@@ -627,7 +627,7 @@ impl Server {
                         result: (m == "ping").then(|| json!({})),
                         error: (m != "ping").then(|| RpcError {
                             code: -32601,
-                            message: format!("ai does not support {m}"),
+                            message: format!("ai does not support {}", crate::fmt::one_line(m, 64)),
                         }),
                     };
                     self.send(&answer)?;
