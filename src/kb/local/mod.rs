@@ -283,7 +283,7 @@ pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>> {
         return Err(Error::usage(format!(
             "{} is larger than the {} such a file may take",
             path.display(),
-            hub::human(max)
+            human(max)
         ))
         .hint("it is not a file of a local embedding model: download the model again (ai kb model pull NAME), or replace the file"));
     }
@@ -450,3 +450,17 @@ impl Stamp {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// A byte count for people: 31 MB, 1.2 GB.
+pub(crate) fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} kB", b / 1e3)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
