@@ -314,6 +314,11 @@ fn complete(dir: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// Whether `dir` holds a complete, undamaged-looking download.
+pub(crate) fn is_complete(dir: &Path) -> bool {
+    matches!(complete(dir), Ok(true))
+}
+
 fn damaged(dir: &Path, why: &str) -> Error {
     let name = dir
         .file_name()

@@ -15,6 +15,7 @@ pub(crate) mod bert;
 #[cfg(feature = "bert")]
 pub(crate) mod cross;
 pub(crate) mod hub;
+pub(crate) mod service;
 mod static_model;
 pub(crate) mod weights;
 
@@ -364,6 +365,15 @@ impl Source {
             Source::Builtin(b) => format!("local:{}", b.name),
             Source::Repo(r) => format!("local:{r}"),
             Source::Folder(p) => format!("local:{}", p.display()),
+        }
+    }
+
+    /// Where a Hub model lives once downloaded (`None` for a folder).
+    pub(crate) fn hub_dir(&self, home: &Path) -> Option<PathBuf> {
+        match self {
+            Source::Builtin(b) => Some(hub::model_dir(home, b.repo)),
+            Source::Repo(r) => Some(hub::model_dir(home, r)),
+            Source::Folder(_) => None,
         }
     }
 
