@@ -14,6 +14,7 @@
 //! reads, and the loop goes on.
 
 pub(crate) mod command;
+pub(crate) mod data;
 pub(crate) mod file;
 pub(crate) mod json;
 pub(crate) mod kb;
