@@ -77,7 +77,7 @@ pub use pty::{ENTERED, Terminal, on_terminal, say};
 #[allow(unused_imports)]
 pub use run::Cmd;
 pub use run::Out;
-pub use server::{Framing, Recorded, Reply, Server, closed_port_url};
+pub use server::{Framing, Gate, Recorded, Reply, Server, closed_port_url};
 pub use wait::{
     age, args, big_text, chunks, drain, read_pid, signal, wait_for, wait_for_file, wait_gone,
 };
