@@ -208,6 +208,15 @@ fn kb_choice(args: &CallArgs) -> Choice {
 /// locked, so a bad file fails first.
 pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> {
     let mut opts = options(ctx, args);
+    check_tools(ctx, args)?;
+    // Read always (without --data or --tools-file it reads no file): a chat may remember that
+    // its knowledge bases are tools.
+    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    Ok(opts)
+}
+
+/// `--tools` with no knowledge base (and no document) to give the model is refused.
+pub(crate) fn check_tools(ctx: &Ctx, args: &CallArgs) -> Result<()> {
     if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
         return Err(Error::usage(
             "--tools gives the model your knowledge bases to search, and there is none",
@@ -216,10 +225,7 @@ pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> 
             "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
         ));
     }
-    // Read always (without --data or --tools-file it reads no file): a chat may remember that
-    // its knowledge bases are tools.
-    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
-    Ok(opts)
+    Ok(())
 }
 
 /// The most recently used chat, for `ai reply`.

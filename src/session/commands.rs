@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::Session;
-use super::editor::Editor;
+use super::Shared;
 use crate::chat::record::{Record, Role};
 use crate::error::{Error, Result};
 use crate::output;
@@ -26,7 +26,7 @@ enum Again {
 impl Session {
     /// `/retry`: a failed or stopped last turn is resent in its place (no second copy of the
     /// prompt); an answered one is asked again.
-    pub(super) fn retry(&mut self, editor: &mut Editor) -> Result<()> {
+    pub(super) fn retry(&mut self, editor: &Shared) -> Result<()> {
         let Some(id) = self.chat.clone() else {
             self.ctx
                 .ui

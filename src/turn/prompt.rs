@@ -328,7 +328,7 @@ fn ground(
         // `--tools` alone: every registered knowledge base.
         names = ctx.config.kb.bases.keys().cloned().collect();
     }
-    // (A call that reads no tools — `ai -i` — and a CLI backend retrieve instead.)
+    // (A CLI backend retrieves instead.)
     let kb_tools = http
         && setup.is_some()
         && (asked || remembered || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools))
