@@ -1933,13 +1933,17 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__search)
-            opts="-k -q -h --json --quiet --help"
+            opts="-k -q -h --json --rerank --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -455,6 +455,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;kb;search'= {
             cand -k 'How many notes (1 to 1000)'
+            cand --rerank 'Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai), `local:NAME`, or a model alias; `off` for none (default: config kb.rerank)'
             cand --json 'Print JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'

@@ -276,6 +276,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s k -d 'How many notes (1 to 1000)' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -l rerank -d 'Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai), `local:NAME`, or a model alias; `off` for none (default: config kb.rerank)' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -l json -d 'Print JSON'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s h -l help -d 'Print help'

@@ -413,6 +413,10 @@ pub(crate) enum KbAction {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai),
+        /// `local:NAME`, or a model alias; `off` for none (default: config kb.rerank).
+        #[arg(long, value_name = "RERANKER", num_args = 0..=1, default_missing_value = "local")]
+        rerank: Option<String>,
     },
     /// Print one note.
     Show {

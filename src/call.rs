@@ -66,12 +66,12 @@ pub(crate) fn run(
     };
 
     // All input is read before any chat is locked: stdin may take its time.
-    let files = input::read_files(&args.files, &ctx.ui)?;
+    let input::Given { files, attachments } = input::read_files(&args.files, &ctx.ui)?;
     let stdin = if args.no_stdin {
         None
     } else {
         input::read_stdin(
-            !parsed.prompt.is_empty() || !files.is_empty(),
+            !parsed.prompt.is_empty() || !files.is_empty() || !attachments.is_empty(),
             &files,
             &ctx.ui,
         )?
@@ -81,7 +81,7 @@ pub(crate) fn run(
     let mut saved_system = None;
     let mut turn_models = parsed.models;
     if let Some(p) = &saved {
-        let filled = p.fill(&args.prompting.vars, &prompt)?;
+        let filled = p.fill(&args.prompting.vars, &prompt, !attachments.is_empty())?;
         prompt = filled.text;
         saved_system = filled.system;
         // The prompt's model, when the call names none and starts a chat.
@@ -103,6 +103,12 @@ pub(crate) fn run(
     }
     if prompt.trim().is_empty() {
         let label = turn_models.first().map_or("sonnet", |r| r.label.as_str());
+        if let Some(a) = attachments.first() {
+            return Err(Error::usage("no prompt given").hint(format!(
+                "say what to do with it: ai {label} -F {} \"what is in this?\"",
+                a.name
+            )));
+        }
         return Err(Error::usage("no prompt given").hint(format!(
             "ai {label} \"your question\", or pipe text in: echo hi | ai {label}"
         )));
@@ -114,6 +120,7 @@ pub(crate) fn run(
         present,
         prompt,
         title,
+        attachments,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {
@@ -225,6 +232,15 @@ fn kb_choice(args: &CallArgs) -> Choice {
 /// locked, so a bad file fails first.
 pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> {
     let mut opts = options(ctx, args);
+    check_tools(ctx, args)?;
+    // Read always (without --data or --tools-file it reads no file): a chat may remember that
+    // its knowledge bases are tools.
+    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    Ok(opts)
+}
+
+/// `--tools` with no knowledge base (and no document) to give the model is refused.
+pub(crate) fn check_tools(ctx: &Ctx, args: &CallArgs) -> Result<()> {
     if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
         return Err(Error::usage(
             "--tools gives the model your knowledge bases to search, and there is none",
@@ -233,10 +249,7 @@ pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> 
             "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
         ));
     }
-    // Read always (without --data or --tools-file it reads no file): a chat may remember that
-    // its knowledge bases are tools.
-    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
-    Ok(opts)
+    Ok(())
 }
 
 /// The most recently used chat, for `ai reply`.

@@ -425,8 +425,14 @@ pub(crate) struct Filled {
 impl Prompt {
     /// Fill in the variables and the input. `input` is the call's input (files, standard
     /// input and prompt words, joined as for any call). Without `{input}` in the template, the
-    /// input follows it after a blank line.
-    pub(crate) fn fill(&self, vars: &[(String, String)], input: &str) -> Result<Filled> {
+    /// input follows it after a blank line. `attached`: the call sends attachments, which are
+    /// input enough for `{input}` to stand empty.
+    pub(crate) fn fill(
+        &self,
+        vars: &[(String, String)],
+        input: &str,
+        attached: bool,
+    ) -> Result<Filled> {
         let names = || {
             if self.variables.is_empty() {
                 "it has none".to_owned()
@@ -511,7 +517,7 @@ impl Prompt {
         };
         let has_input = !input.trim().is_empty();
         let text = if uses_input(&self.template) {
-            if !has_input {
+            if !has_input && !attached {
                 return Err(Error::usage(format!(
                     "prompt '{}' needs input ({{input}}), and none was given",
                     self.name
@@ -654,7 +660,7 @@ mod tests {
             ]
         );
         let f = p
-            .fill(&[("style".into(), "plain".into())], "Hallo")
+            .fill(&[("style".into(), "plain".into())], "Hallo", false)
             .unwrap();
         assert_eq!(
             f.text,
@@ -667,6 +673,7 @@ mod tests {
                     ("lang".into(), "en".into()),
                 ],
                 "x",
+                false,
             )
             .unwrap();
         assert!(f.text.starts_with("Translate to en in plain: x"));
@@ -675,22 +682,29 @@ mod tests {
     #[test]
     fn errors_name_the_variables() {
         let p = prompt("{a} {b=2} {input}");
-        let e = p.fill(&[], "x").unwrap_err();
+        let e = p.fill(&[], "x", false).unwrap_err();
         assert!(e.to_string().contains("needs 'a'"), "{e}");
         assert!(e.to_string().contains("it has: a, b=2"), "{e}");
         let e = p
-            .fill(&[("a".into(), "1".into()), ("zz".into(), "1".into())], "x")
+            .fill(
+                &[("a".into(), "1".into()), ("zz".into(), "1".into())],
+                "x",
+                false,
+            )
             .unwrap_err();
         assert!(e.to_string().contains("no variable 'zz'"), "{e}");
-        let e = p.fill(&[("a".into(), "1".into())], " ").unwrap_err();
+        let e = p.fill(&[("a".into(), "1".into())], " ", false).unwrap_err();
         assert!(e.to_string().contains("needs input"), "{e}");
     }
 
     #[test]
     fn input_follows_a_template_without_it() {
         let p = prompt("Summarize:");
-        assert_eq!(p.fill(&[], "text").unwrap().text, "Summarize:\n\ntext");
-        assert_eq!(p.fill(&[], "").unwrap().text, "Summarize:");
+        assert_eq!(
+            p.fill(&[], "text", false).unwrap().text,
+            "Summarize:\n\ntext"
+        );
+        assert_eq!(p.fill(&[], "", false).unwrap().text, "Summarize:");
     }
 
     #[test]
@@ -705,7 +719,7 @@ mod tests {
             Some("You edit {lang=English}.\n\nBe brief.")
         );
         assert_eq!(p.template, "Fix: {input}");
-        let f = p.fill(&[], "x").unwrap();
+        let f = p.fill(&[], "x", false).unwrap();
         assert_eq!(f.system.as_deref(), Some("You edit English.\n\nBe brief."));
         // Written back, read back: the same.
         let again = prompt(&p.to_file());
@@ -750,7 +764,7 @@ mod tests {
             "{", "}", "{{", "{{a}", "{a}}", "\\", "\\{", "{a=", "{é}", "{a=ü}", "{{a=b}}",
         ] {
             let _ = pieces(t);
-            let _ = prompt(t).fill(&[], "in");
+            let _ = prompt(t).fill(&[], "in", false);
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::config::{Config, Home};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::fmt::{human_size, one_line};
-use crate::kb::{self, Searcher, store, sync};
+use crate::kb::{self, store, sync};
 use crate::output::{self, sanitize};
 
 pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
@@ -56,7 +56,15 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             query,
             k,
             json,
-        } => search(&ctx, &name, &query.join(" "), usize::from(k), json),
+            rerank,
+        } => search(
+            &ctx,
+            &name,
+            &query.join(" "),
+            usize::from(k),
+            json,
+            rerank.as_deref(),
+        ),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
         KbAction::Remove { name } => remove(&ctx, &name),
         KbAction::Model { action } => model(&ctx, action),
@@ -351,9 +359,9 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
     }
     let ix = store::Index::open(home, name, false)?;
     s.indexed = true;
-    s.notes = ix.count("SELECT count(*) FROM notes")?;
-    s.chunks = ix.count("SELECT count(*) FROM chunks")?;
-    s.embedded = ix.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")?;
+    s.notes = ix.notes()?;
+    s.chunks = ix.passages()?;
+    s.embedded = ix.embedded()?;
     s.disk_bytes = ix.disk_bytes();
     s.embed = ix.meta("embed")?.or(s.embed);
     s.dimensions = ix
@@ -524,14 +532,31 @@ fn stats(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     output::print_stdout(&out)
 }
 
-fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()> {
+fn search(
+    ctx: &Ctx,
+    name: &str,
+    query: &str,
+    k: usize,
+    json: bool,
+    rerank: Option<&str>,
+) -> Result<()> {
     if query.trim().is_empty() {
         return Err(Error::usage("the query is empty")
             .hint(format!("ai kb search {name} \"what you look for\"")));
     }
-    let searcher = Searcher::open(&ctx.home, &ctx.config, name, &ctx.ui)?;
+    crate::kb::base(&ctx.config, name)?;
+    let reranker = crate::kb::reranker(rerank, &ctx.home, &ctx.config, &ctx.ui)?;
     let deadline = std::time::Instant::now().checked_add(ctx.config.timeout);
-    let hits = searcher.search(query, k, deadline, &ctx.ui)?;
+    let hits = crate::kb::retrieve(
+        &ctx.home,
+        &ctx.config,
+        &[name.to_owned()],
+        query,
+        k,
+        reranker.as_ref(),
+        deadline,
+        &ctx.ui,
+    )?;
     if json {
         return print_json(&hits);
     }
@@ -574,14 +599,12 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let ix = store::Index::open(&ctx.home, name, false)?;
     // An ID or path, else a name as a `[[wikilink]]` gives it (file name, title).
-    let note = kb::linked::find(&ix.conn, id)
-        .map_err(|e| ix.damaged(&e))?
-        .ok_or_else(|| {
-            Error::not_found(format!("knowledge base {name} has no note {id}"))
-                .hint(format!("find one with: ai kb search {name} \"…\""))
-        })?;
+    let note = ix.find_note(id)?.ok_or_else(|| {
+        Error::not_found(format!("knowledge base {name} has no note {id}"))
+            .hint(format!("find one with: ai kb search {name} \"…\""))
+    })?;
     let linked_from = if json {
-        kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?
+        ix.linked_from(&note)?
     } else {
         Vec::new()
     };

@@ -57,7 +57,7 @@ enum Kind {
 struct Local {
     source: crate::kb::local::Source,
     home: PathBuf,
-    model: std::sync::OnceLock<crate::kb::local::LocalModel>,
+    model: std::sync::OnceLock<std::sync::Arc<crate::kb::local::LocalModel>>,
     ui: Ui,
 }
 
@@ -295,7 +295,7 @@ impl Local {
         if let Some(m) = self.model.get() {
             return Ok(m);
         }
-        let m = self.source.load(&self.home, &self.ui)?;
+        let m = self.source.shared(&self.home, &self.ui)?;
         Ok(self.model.get_or_init(|| m))
     }
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// The words of the synthetic models and the topic each belongs to (its vector is that axis).
-const WORDS: [(&str, usize); 12] = [
+pub(crate) const WORDS: [(&str, usize); 12] = [
     ("apple", 0),
     ("pie", 0),
     ("butter", 0),
@@ -32,7 +32,7 @@ const WORDS: [(&str, usize); 12] = [
 ];
 
 /// A WordLevel tokenizer.json over `[UNK]` and `words`.
-fn tokenizer_json(words: &[&str]) -> String {
+pub(crate) fn tokenizer_json(words: &[&str]) -> String {
     let mut vocab = serde_json::Map::new();
     vocab.insert("[UNK]".into(), json!(0));
     for (i, w) in words.iter().enumerate() {
@@ -53,7 +53,7 @@ fn tokenizer_json(words: &[&str]) -> String {
 }
 
 /// A safetensors file holding the named tensors (dtype, shape, raw little-endian bytes).
-fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
     let mut header = serde_json::Map::new();
     let mut data = Vec::new();
     for (name, dtype, shape, bytes) in tensors {
@@ -99,7 +99,7 @@ fn matrix(dims: usize) -> Vec<f32> {
 }
 
 /// Write a static (model2vec) model into `dir`, its matrix stored as `dtype` (F32, F16, I8).
-fn static_model(dir: &Path, dtype: &str, dims: usize) {
+pub(crate) fn static_model(dir: &Path, dtype: &str, dims: usize) {
     std::fs::create_dir_all(dir).unwrap();
     let words: Vec<&str> = WORDS.iter().map(|(w, _)| *w).collect();
     std::fs::write(dir.join("tokenizer.json"), tokenizer_json(&words)).unwrap();
@@ -127,7 +127,7 @@ fn static_model(dir: &Path, dtype: &str, dims: usize) {
 }
 
 /// Three notes, one per topic, in German and English.
-fn notes(env: &Env) -> PathBuf {
+pub(crate) fn notes(env: &Env) -> PathBuf {
     env.project_file(
         "notes/apple.md",
         "# Apple pie\n\nApple pie with butter. Apfel.\n",
@@ -140,12 +140,12 @@ fn notes(env: &Env) -> PathBuf {
     env.project.join("notes")
 }
 
-fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 temp path")
 }
 
 /// The note IDs of a search, best first.
-fn search(env: &Env, query: &str) -> Vec<String> {
+pub(crate) fn search(env: &Env, query: &str) -> Vec<String> {
     let out = env
         .run(&["kb", "search", "notes", query, "--json"])
         .success();
@@ -157,7 +157,7 @@ fn search(env: &Env, query: &str) -> Vec<String> {
         .collect()
 }
 
-fn bases(env: &Env) -> usize {
+pub(crate) fn bases(env: &Env) -> usize {
     env.run(&["kb", "list", "--json"])
         .success()
         .json()
@@ -378,7 +378,7 @@ fn hub(files: HashMap<String, Vec<u8>>, cut: &[&str], garbage: &[&str]) -> Hub {
 }
 
 /// The files of a synthetic static model under `repo/`.
-fn repo_files(env: &Env, repo: &str) -> HashMap<String, Vec<u8>> {
+pub(crate) fn repo_files(env: &Env, repo: &str) -> HashMap<String, Vec<u8>> {
     let dir = env.root.join("upstream");
     static_model(&dir, "F16", 8);
     ["config.json", "tokenizer.json", "model.safetensors"]
@@ -652,4 +652,78 @@ fn a_real_transformer_finds_the_paraphrase_among_unrelated_notes() {
     assert_eq!(hits.first().map(String::as_str), Some("cat.md"), "{hits:?}");
     let hits = search(&env, "deadline for filing income tax forms");
     assert_eq!(hits.first().map(String::as_str), Some("tax.md"), "{hits:?}");
+}
+
+// ---- one loaded model per process ---------------------------------------------------------
+
+/// How many times the process that printed `text` loaded a local model (`AI_DEBUG=models`).
+fn loads(text: &str) -> usize {
+    text.matches("ai: debug: loaded local model").count()
+}
+
+#[test]
+fn a_session_loads_its_local_model_once_and_one_shot_calls_once_each() {
+    let mut env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    env.set("AI_DEBUG", "models");
+    // Three grounded turns in one `ai -i`: the query of each is embedded, the model loaded once.
+    let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
+    term.expect("echo> ");
+    let mut screen = String::new();
+    for q in ["Datenbank?", "Bahnhof?", "Apfel?"] {
+        term.send(&format!("{q}\r"));
+        term.expect("\x1b[?2004l");
+        screen.push_str(&term.expect("echo> "));
+    }
+    term.send("\x04");
+    let (code, rest) = term.finish();
+    assert_eq!(code, Some(0), "{rest}");
+    assert!(screen.contains("Sources:"), "grounded: {screen}");
+    assert_eq!(loads(&screen), 1, "{screen}");
+    assert!(screen.contains("(first load in this process)"), "{screen}");
+    // One-shot calls are unchanged: each process loads it for its own turn.
+    for q in ["Datenbank?", "Bahnhof?"] {
+        let out = env.run(&["--kb", "notes", q]).success();
+        assert_eq!(loads(&out.stderr), 1, "{out:#?}");
+    }
+}
+
+#[test]
+fn a_model_changed_on_disk_is_loaded_again_in_a_session() {
+    let mut env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    env.set("AI_DEBUG", "models");
+    let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
+    term.expect("echo> ");
+    term.send("Datenbank?\r");
+    term.expect("\x1b[?2004l");
+    let first = term.expect("echo> ");
+    assert_eq!(loads(&first), 1, "{first}");
+    // Replaced by a copy of other size (as a new pull would): the session must not go on
+    // with the old one.
+    let f32_bytes = std::fs::read(model.join("model.safetensors")).unwrap();
+    static_model(&model, "F16", 8);
+    assert_ne!(
+        f32_bytes.len(),
+        std::fs::read(model.join("model.safetensors"))
+            .unwrap()
+            .len()
+    );
+    term.send("Bahnhof?\r");
+    term.expect("\x1b[?2004l");
+    let second = term.expect("echo> ");
+    assert!(second.contains("(load 2 in this process)"), "{second}");
+    term.send("\x04");
+    let (code, rest) = term.finish();
+    assert_eq!(code, Some(0), "{rest}");
 }

@@ -521,18 +521,16 @@ fn what_a_session_cannot_take_is_refused() {
             out.stderr
         );
     }
-    for args in [
-        &["-i", "--tools"][..],
-        &["-i", "--data", "x.json"],
-        &["-i", "--tool", "grep"],
+    // Tools are offered (tested with an HTTP provider, tests/http/tools_commands.rs); what is
+    // wrong with them is said before the session starts.
+    for (args, says) in [
+        ("-i --tools", "--tools gives the model your knowledge bases"),
+        ("-i --data nothere.json", "nothere.json"),
+        ("-i --tool grep", "there is no command tool of that name"),
     ] {
-        let out = env.run(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
-        assert!(
-            out.stderr.contains("-i does not offer tools yet"),
-            "{}",
-            out.stderr
-        );
+        let (code, screen) = on_terminal(&env, args, "");
+        assert_eq!(code, Some(2), "{args}: {screen}");
+        assert!(screen.contains(says), "{args}: {screen}");
     }
     for (args, says) in [
         ("-i echo what is this", "not a prompt"),
