@@ -6,19 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::{Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply};
+use crate::support::{ENTERED, Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply, say};
 
 const PROMPT: &str = "echo> ";
-
-/// What the line editor writes when it hands a line over.
-const ENTERED: &str = "\x1b[?2004l";
-
-/// Type a line and wait for the next prompt; what the terminal showed in between.
-fn say(term: &mut Terminal, line: &str, prompt: &str) -> String {
-    term.send(&format!("{line}\r"));
-    term.expect(ENTERED);
-    term.expect(prompt)
-}
 
 /// End the session with Ctrl+D; it exits 0.
 fn end(mut term: Terminal) {
@@ -236,13 +226,13 @@ fn copy_puts_the_last_reply_on_the_terminal_clipboard_and_rename_titles_the_chat
 #[test]
 fn sources_lists_the_notes_of_the_last_answer() {
     let env = Env::echo();
-    let dir = env.path("notes");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("coffee.md"),
-        "# Coffee\n\nWe brew coffee with a French press.\n",
-    )
-    .unwrap();
+    let dir = env.notes_folder(
+        "notes",
+        [(
+            "coffee.md",
+            "# Coffee\n\nWe brew coffee with a French press.\n",
+        )],
+    );
     env.run(&["kb", "add", "notes", dir.to_str().unwrap()])
         .success();
     let mut term = Terminal::start(&env, "-i");
