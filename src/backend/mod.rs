@@ -6,6 +6,7 @@ pub(crate) mod http;
 pub(crate) mod process;
 #[cfg(target_os = "linux")]
 pub(crate) mod reaper;
+pub(crate) mod shape;
 pub(crate) mod stream;
 pub(crate) mod supervise;
 pub(crate) mod transcript;
@@ -108,7 +109,7 @@ pub(crate) fn send(
                 && let Some(i) = outcome
                     .calls
                     .iter()
-                    .position(|c| c.name == crate::schema::TOOL)
+                    .position(|c| c.name == crate::backend::shape::TOOL)
             {
                 outcome.text = outcome.calls.remove(i).arguments;
             }

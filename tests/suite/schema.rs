@@ -227,6 +227,12 @@ fn a_reply_that_never_fits_exits_1_with_nothing_on_stdout() {
         out.stderr
     );
     assert_eq!(s.requests().len(), 2);
+    // Nothing is lost: the prompt and the last reply are in the chat, the reply marked
+    // interrupted (so `ai chat retry` asks again).
+    let msgs = env.messages(&out.chat_id());
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[0]["content"], "who?");
+    assert_eq!(msgs[1]["interrupted"], true, "{msgs:?}");
     // With --json too: no JSON object of a success.
     let s2 = Server::start(vec![
         Reply::sse(&[&oa_stream("no", 1, 1)]),

@@ -168,8 +168,8 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         .collect();
     if let Some(schema) = req.schema {
         tools.push(WireTool {
-            name: crate::schema::TOOL,
-            description: crate::schema::TOOL_DESCRIPTION,
+            name: crate::backend::shape::TOOL,
+            description: crate::backend::shape::TOOL_DESCRIPTION,
             input_schema: schema,
         });
     }
@@ -182,7 +182,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         tools,
         tool_choice: req
             .schema
-            .map(|_| serde_json::json!({"type": "tool", "name": crate::schema::TOOL})),
+            .map(|_| serde_json::json!({"type": "tool", "name": crate::backend::shape::TOOL})),
     };
     let mut headers = vec![("anthropic-version".to_owned(), "2023-06-01".to_owned())];
     if let Some(k) = &p.key {

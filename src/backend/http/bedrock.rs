@@ -237,15 +237,15 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
                 })
                 .chain(req.schema.map(|schema| WireTool {
                     tool_spec: ToolSpec {
-                        name: crate::schema::TOOL,
-                        description: crate::schema::TOOL_DESCRIPTION,
+                        name: crate::backend::shape::TOOL,
+                        description: crate::backend::shape::TOOL_DESCRIPTION,
                         input_schema: InputSchema { json: schema },
                     },
                 }))
                 .collect(),
             tool_choice: req
                 .schema
-                .map(|_| serde_json::json!({"tool": {"name": crate::schema::TOOL}})),
+                .map(|_| serde_json::json!({"tool": {"name": crate::backend::shape::TOOL}})),
         }),
     };
     let method = if stream {

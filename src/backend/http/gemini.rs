@@ -183,7 +183,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
             max_output_tokens: p.max_tokens,
             response_mime_type: (req.modes.json || req.schema.is_some())
                 .then_some("application/json"),
-            response_schema: req.schema.map(crate::schema::gemini),
+            response_schema: req.schema.map(crate::backend::shape::gemini),
         },
         system_instruction: req.system.map(|s| SystemInstruction {
             parts: [TextPart { text: s }],

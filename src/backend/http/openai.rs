@@ -231,7 +231,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
                 json_schema: Some(serde_json::json!({
                     "name": "reply",
                     "strict": true,
-                    "schema": crate::schema::strict(schema),
+                    "schema": crate::backend::shape::strict(schema),
                 })),
             }),
             None => req.modes.json.then_some(ResponseFormat {
