@@ -45,6 +45,7 @@ mod prompts;
 mod reserved;
 mod route;
 mod sanitize;
+mod schema;
 mod serve;
 mod session;
 mod several;
