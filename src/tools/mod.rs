@@ -21,6 +21,7 @@
 
 pub(crate) mod approve;
 pub(crate) mod command;
+pub(crate) mod data;
 pub(crate) mod file;
 pub(crate) mod json;
 pub(crate) mod kb;
