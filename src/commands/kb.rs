@@ -580,11 +580,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             Error::not_found(format!("knowledge base {name} has no note {id}"))
                 .hint(format!("find one with: ai kb search {name} \"…\""))
         })?;
-    let linked_from = if json {
-        kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?
-    } else {
-        Vec::new()
-    };
+    let linked_from = kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?;
+    let links = kb::linked::links(&ix.conn, &note.id).map_err(|e| ix.damaged(&e))?;
     let kb::linked::Linked {
         id,
         title,
@@ -622,6 +619,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: Option<&'a str>,
             path: &'a str,
             text: &'a str,
+            /// Its links to other notes, each with the note it reaches (`null`: unresolved).
+            links: &'a [kb::linked::Link],
             /// The notes that link to this one.
             linked_from: &'a [kb::linked::Linked],
         }
@@ -632,6 +631,7 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: ordering.as_deref(),
             path: &path,
             text: &text,
+            links: &links,
             linked_from: &linked_from,
         });
     }
@@ -645,6 +645,27 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     output::print_foreign(&text)?;
     if !text.ends_with('\n') {
         output::print_stdout("\n")?;
+    }
+    // The note's text is stdout; its links, resolved, are told beside it.
+    let name_of = |l: &kb::linked::Linked| format!("{} ({})", one_line(&l.title, 60), l.id);
+    let mut shown: Vec<String> = Vec::new();
+    for l in &links {
+        let s = match &l.note {
+            Some(n) => name_of(n),
+            None => format!("{} (no such note)", one_line(&l.name, 60)),
+        };
+        if !shown.contains(&s) {
+            shown.push(s);
+        }
+    }
+    if !shown.is_empty() {
+        ctx.ui
+            .notice(&format!("ai: links to: {}", shown.join(" · ")));
+    }
+    if !linked_from.is_empty() {
+        let from: Vec<String> = linked_from.iter().map(name_of).collect();
+        ctx.ui
+            .notice(&format!("ai: linked from: {}", from.join(" · ")));
     }
     Ok(())
 }

@@ -57,8 +57,23 @@ CREATE INDEX chunks_note ON chunks(note, seq);
 CREATE INDEX chunks_unembedded ON chunks(c) WHERE vector IS NULL;
 CREATE VIRTUAL TABLE words USING fts5(title, aliases, heading, text, content='',
     contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+{LINKS}
 CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='', contentless_delete=1,
     tokenize='trigram remove_diacritics 1');
+";
+
+/// The links of each note ([`super::note::Link`]): `key` is the name's last part without `.md`,
+/// in lowercase, which is how a link's target is looked up ([`super::linked`]).
+const LINKS: &str = "
+CREATE TABLE links (
+    note INTEGER NOT NULL REFERENCES notes(n) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    wiki INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    key TEXT NOT NULL
+);
+CREATE INDEX links_note ON links(note);
+CREATE INDEX links_key ON links(key);
 ";
 
 /// Where the indexes live.
@@ -170,8 +185,9 @@ impl Index {
             if !create {
                 return Err(self.damaged_msg("it has no tables"));
             }
+            let tables = TABLES.replace("{LINKS}", LINKS);
             c.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {TABLES}
+                "BEGIN IMMEDIATE; {tables}
                  INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{CHUNKER}'),
                      ('keywords', '{KEYWORDS}');
                  COMMIT;"
@@ -224,6 +240,21 @@ impl Index {
                  INSERT INTO meta VALUES ('keywords', '{KEYWORDS}')
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
+            ))
+            .map_err(|e| self.damaged(&e))
+    }
+
+    /// Whether the index has the links table (indexes from before it have not).
+    pub(crate) fn has_links(&self) -> Result<bool> {
+        has_links(&self.conn).map_err(|e| self.damaged(&e))
+    }
+
+    /// Give an index from before the links table one, and mark every note to be read again by
+    /// the sync that called this, which fills it (nothing is re-embedded: the texts are the same).
+    pub(crate) fn add_links(&self) -> Result<()> {
+        self.conn
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; {LINKS} UPDATE notes SET mtime = -1; COMMIT;"
             ))
             .map_err(|e| self.damaged(&e))
     }
@@ -281,6 +312,16 @@ impl Index {
         total += std::fs::metadata(vectors_file(&self.path)).map_or(0, |m| m.len());
         total
     }
+}
+
+/// Whether the index open on `conn` has the links table.
+pub(crate) fn has_links(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'links'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
 }
 
 /// Turn a SQLite failure into an error with the fix: busy is busy; anything else that means the

@@ -154,6 +154,9 @@ pub(crate) fn run(
         Index::open(home, name, true)?
     };
     check_embedding(&ix, embedder, base)?;
+    if !ix.has_links()? {
+        ix.add_links()?;
+    }
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(root, &filter)?;
@@ -470,6 +473,7 @@ fn update_note_meta(
         ],
     )
     .map_err(|e| ix.damaged(&e))?;
+    write_links(ix, t, k.n, note)?;
     if k.title != note.title || k.aliases != aliases || k.lang.as_deref() != Some(note.lang.code())
     {
         // Title and aliases are searchable, and the language says how words are stemmed:
@@ -487,6 +491,29 @@ fn update_note_meta(
             unindex(ix, t, c)?;
             index_text(ix, t, c, note, &heading, &text)?;
         }
+    }
+    Ok(())
+}
+
+/// The links of note `n` as it reads now.
+fn write_links(ix: &Index, t: &Transaction<'_>, n: i64, note: &Note) -> Result<()> {
+    t.prepare_cached("DELETE FROM links WHERE note = ?1")
+        .and_then(|mut st| st.execute([n]))
+        .map_err(|e| ix.damaged(&e))?;
+    let mut st = t
+        .prepare_cached(
+            "INSERT INTO links (note, line, wiki, name, key) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(|e| ix.damaged(&e))?;
+    for l in &note.links {
+        st.execute(params![
+            n,
+            l.line,
+            l.wiki,
+            l.name,
+            super::linked::key(&l.name)
+        ])
+        .map_err(|e| ix.damaged(&e))?;
     }
     Ok(())
 }
@@ -636,6 +663,7 @@ fn replace_note(
             t.last_insert_rowid()
         }
     };
+    write_links(ix, t, n, note)?;
     let chunks = chunk::split(&note.body, note.first_line, entry.kind, budget);
     let mut reused = false;
     for (seq, ch) in chunks.iter().enumerate() {
