@@ -246,6 +246,7 @@ fn skipped_notice(ctx: &Ctx, s: &kb::scan::Skipped) {
         (s.unreadable, "unreadable"),
         (s.duplicate, "duplicate ID"),
         (s.generated, "generated"),
+        (s.no_text, "without text"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
@@ -451,17 +452,34 @@ fn short_time(rfc3339: &str) -> String {
 fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let filter = kb::scan::Filter::new(&base.include, &base.exclude)?;
-    let (_, s) = kb::scan::scan(&base.path, &filter)?;
+    let (_, mut s) = kb::scan::scan(&base.path, &filter)?;
+    // Documents without text are known from the last sync (the walk reads no file).
+    if store::file(&ctx.home, name).exists() {
+        let ix = store::Index::open(&ctx.home, name, false)?;
+        s.no_text_paths = ix.unread()?;
+        s.no_text = s.no_text_paths.len() as u64;
+    }
     if json {
+        #[derive(Serialize)]
+        struct NoText<'a> {
+            path: &'a str,
+            reason: &'a str,
+        }
         #[derive(Serialize)]
         struct Out<'a> {
             #[serde(flatten)]
             counts: &'a kb::scan::Skipped,
             generated_files: &'a [String],
+            no_text_files: Vec<NoText<'a>>,
         }
         return print_json(&Out {
             counts: &s,
             generated_files: &s.generated_paths,
+            no_text_files: s
+                .no_text_paths
+                .iter()
+                .map(|(path, reason)| NoText { path, reason })
+                .collect(),
         });
     }
     let mut out = String::new();
@@ -474,11 +492,15 @@ fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
         (s.links, "links not followed"),
         (s.unreadable, "unreadable"),
         (s.generated, "generated"),
+        (s.no_text, "without text"),
     ] {
         out.push_str(&format!("{what:<20}{n}\n"));
     }
     for p in &s.generated_paths {
         out.push_str(&format!("generated           {}\n", sanitize(p)));
+    }
+    for (p, why) in &s.no_text_paths {
+        out.push_str(&format!("without text        {} ({why})\n", sanitize(p)));
     }
     output::print_stdout(&out)
 }
@@ -591,7 +613,9 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let file = base.path.join(&path);
     // As the sync reads it: a regular file inside the folder, not too large (a note swapped
     // for a link to /etc/passwd, /dev/zero or a FIFO is refused, not read or waited on).
-    let bytes = kb::scan::read_note(Some(&base.path), &file).map_err(|e| {
+    let kind = kb::scan::kind_of(&path);
+    let max = kind.map_or(kb::scan::MAX_FILE_BYTES, kb::scan::max_bytes);
+    let bytes = kb::scan::read_file(Some(&base.path), &file, max).map_err(|e| {
         let e = Error::not_found(format!(
             "note {id} of {name} is indexed but its file cannot be read ({}): {e}",
             file.display()
@@ -607,8 +631,21 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ))
         }
     })?;
-    // Read as the index reads it: UTF-8, else each odd byte as Windows-1252.
-    let text = kb::scan::decode(&bytes).into_owned();
+    // Read as the index reads it: UTF-8, else each odd byte as Windows-1252; an HTML page or a
+    // PDF as the text it was indexed as.
+    let text = match kind {
+        Some(kb::chunk::Kind::Pdf) => kb::document::pdf(&bytes).map_err(|why| {
+            Error::not_found(format!(
+                "note {id} of {name} is indexed but its PDF gives no text now: {}",
+                why.reason()
+            ))
+            .hint(format!(
+                "bring the index up to date with: ai kb sync {name}"
+            ))
+        })?,
+        Some(kb::chunk::Kind::Html) => kb::document::html(&kb::scan::decode(&bytes)).1,
+        _ => kb::scan::decode(&bytes).into_owned(),
+    };
     if json {
         #[derive(Serialize)]
         struct Note<'a> {

@@ -33,6 +33,20 @@ pub(crate) fn changed(home: &Home, name: &str, base: &BaseConfig) -> Result<usiz
             known.insert(path, stat);
         }
     }
+    // Documents that gave no text are known as they were then.
+    if ix.has_unread()? {
+        let mut st = ix
+            .conn
+            .prepare("SELECT path, size, mtime FROM unread")
+            .map_err(|e| ix.damaged(&e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+            .map_err(|e| ix.damaged(&e))?;
+        for row in rows {
+            let (path, stat) = row.map_err(|e| ix.damaged(&e))?;
+            known.insert(path, stat);
+        }
+    }
     let mut n = 0;
     for e in &entries {
         match known.remove(&e.rel) {

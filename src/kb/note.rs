@@ -152,6 +152,26 @@ fn in_folder(dir: &str, path: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
+/// A note from a document's text ([`super::document`]): its path is its ID, its title the one
+/// the document gives, else the heading it opens with, else its file name.
+pub(crate) fn document(rel: &str, title: Option<String>, body: String) -> Note {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let title = title
+        .or_else(|| opening_heading(&body).map(str::to_owned))
+        .unwrap_or_else(|| name_title(name));
+    Note {
+        id: rel.to_owned(),
+        title,
+        ordering: None,
+        aliases: Vec::new(),
+        lang: lang::detect(&body).unwrap_or(Lang::En),
+        hash: hash(&body),
+        body,
+        first_line: 1,
+        links: Vec::new(),
+    }
+}
+
 /// The Zettelkasten ID of a file name: exactly 9 lowercase hex digits after the last `_` of the
 /// stem. `"01_12a_How_to_integrate_e0d27e3ad.md"` → `"e0d27e3ad"`.
 pub(crate) fn zettel_id(file_name: &str) -> Option<&str> {

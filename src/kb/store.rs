@@ -76,6 +76,12 @@ CREATE INDEX links_note ON links(note);
 CREATE INDEX links_key ON links(key);
 ";
 
+/// Documents (HTML, PDF) that gave no text, by path, with the size and mtime they had then and
+/// why: a sync parses one again only when it changed. Made by each sync when missing.
+pub(crate) const UNREAD: &str = "CREATE TABLE IF NOT EXISTS unread (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, reason TEXT NOT NULL
+) WITHOUT ROWID;";
+
 /// Where the indexes live.
 pub(crate) fn dir(home: &Home) -> PathBuf {
     home.dir.join("kb")
@@ -247,6 +253,34 @@ impl Index {
     /// Whether the index has the links table (indexes from before it have not).
     pub(crate) fn has_links(&self) -> Result<bool> {
         has_links(&self.conn).map_err(|e| self.damaged(&e))
+    }
+
+    /// Whether the index has the table of documents without text ([`UNREAD`]).
+    pub(crate) fn has_unread(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'unread'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.damaged(&e))
+    }
+
+    /// The documents that gave no text at the last sync, with why, by path.
+    pub(crate) fn unread(&self) -> Result<Vec<(String, String)>> {
+        if !self.has_unread()? {
+            return Ok(Vec::new());
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT path, reason FROM unread ORDER BY path")
+            .map_err(|e| self.damaged(&e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.damaged(&e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged(&e))
     }
 
     /// Give an index from before the links table one, and mark every note to be read again by

@@ -14,6 +14,7 @@ use std::time::Instant;
 use rusqlite::{Transaction, params};
 
 use super::chunk;
+use super::document;
 use super::embed::{self, Embedder, Input, Purpose};
 use super::lang;
 use super::note::{self, Note};
@@ -157,6 +158,9 @@ pub(crate) fn run(
     if !ix.has_links()? {
         ix.add_links()?;
     }
+    ix.conn
+        .execute_batch(store::UNREAD)
+        .map_err(|e| ix.damaged(&e))?;
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(root, &filter)?;
@@ -166,6 +170,8 @@ pub(crate) fn run(
     };
 
     let known = load_known(&ix)?;
+    // Documents that gave no text, as they were then: not parsed again until they change.
+    let unread = load_unread(&ix)?;
     let by_path: HashMap<&str, &str> = known
         .iter()
         .map(|(id, k)| (k.path.as_str(), id.as_str()))
@@ -207,8 +213,39 @@ pub(crate) fn run(
             counts.unchanged += 1;
             continue;
         }
+        if let Some((size, mtime, reason)) = unread.get(entry.rel.as_str())
+            && *size == entry.size as i64
+            && *mtime == entry.mtime_ns
+        {
+            counts.skipped.no_text += 1;
+            counts
+                .skipped
+                .no_text_paths
+                .push((entry.rel.clone(), reason.clone()));
+            continue;
+        }
+        let t = tx.as_ref().expect("a transaction is open");
         let note = match read_entry(entry, &mut counts.skipped) {
-            Read::Note(n) => n,
+            Read::Note(n) => {
+                if unread.contains_key(entry.rel.as_str()) {
+                    t.execute("DELETE FROM unread WHERE path = ?1", [&entry.rel])
+                        .map_err(|e| ix.damaged(&e))?;
+                }
+                n
+            }
+            Read::Unread(why) => {
+                t.execute(
+                    "INSERT OR REPLACE INTO unread (path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)",
+                    params![entry.rel, entry.size as i64, entry.mtime_ns, why.reason()],
+                )
+                .map_err(|e| ix.damaged(&e))?;
+                counts.skipped.no_text += 1;
+                counts
+                    .skipped
+                    .no_text_paths
+                    .push((entry.rel.clone(), why.reason().to_owned()));
+                continue;
+            }
             Read::Skipped => continue,
             // A file that could not be read this time keeps what the index has of it: a
             // passing error must not delete a note (and its vectors).
@@ -278,6 +315,12 @@ pub(crate) fn run(
             if !seen.contains(id) && !counts.skipped.unlisted_covers(&k.path) {
                 delete_note(&ix, t, k.n)?;
                 counts.deleted += 1;
+            }
+        }
+        for path in unread.keys() {
+            if !scanned.contains(path.as_str()) {
+                t.execute("DELETE FROM unread WHERE path = ?1", [path])
+                    .map_err(|e| ix.damaged(&e))?;
             }
         }
     }
@@ -408,9 +451,24 @@ fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
     Ok(out)
 }
 
+/// The documents that gave no text: path → (size, mtime, reason).
+fn load_unread(ix: &Index) -> Result<HashMap<String, (i64, i64, String)>> {
+    let mut st = ix
+        .conn
+        .prepare("SELECT path, size, mtime, reason FROM unread")
+        .map_err(|e| ix.damaged(&e))?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
+        .map_err(|e| ix.damaged(&e))?;
+    rows.collect::<rusqlite::Result<_>>()
+        .map_err(|e| ix.damaged(&e))
+}
+
 /// What reading a file gave.
 enum Read {
     Note(Note),
+    /// A document (HTML, PDF) that gave no text, and why. Counted by the caller.
+    Unread(document::Unread),
     /// Not a note (any more): too large, binary. Counted.
     Skipped,
     /// Could not be read this time. Counted.
@@ -419,22 +477,38 @@ enum Read {
 
 /// Read and identify a file.
 fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
-    let bytes = match scan::read_note(None, &entry.path) {
+    let max = scan::max_bytes(entry.kind);
+    let bytes = match scan::read_file(None, &entry.path, max) {
         Ok(b) => b,
         Err(_) => {
             skipped.unreadable += 1;
             return Read::Failed;
         }
     };
-    if bytes.len() as u64 > scan::MAX_FILE_BYTES {
+    if bytes.len() as u64 > max {
         skipped.large += 1;
         return Read::Skipped;
+    }
+    if entry.kind == chunk::Kind::Pdf {
+        return match document::pdf(&bytes) {
+            Ok(body) => Read::Note(note::document(&entry.rel, None, body)),
+            // Ctrl+C ended the child too: that says nothing of the file.
+            Err(_) if signal::interrupted() => Read::Failed,
+            Err(why) => Read::Unread(why),
+        };
     }
     if scan::is_binary(&bytes[..bytes.len().min(8192)]) {
         skipped.binary += 1;
         return Read::Skipped;
     }
     let text = scan::decode(&bytes);
+    if entry.kind == chunk::Kind::Html {
+        let (title, body) = document::html(&text);
+        if body.trim().is_empty() {
+            return Read::Unread(document::Unread::NoText);
+        }
+        return Read::Note(note::document(&entry.rel, title, body));
+    }
     Read::Note(note::read(&entry.rel, &text, entry.kind))
 }
 
