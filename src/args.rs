@@ -42,6 +42,11 @@ pub(crate) struct CallArgs {
     )]
     pub(crate) files: Vec<PathBuf>,
 
+    /// Keep a copy of each attached image or PDF in the chat's folder (otherwise the chat
+    /// records only its name, type, size and SHA-256).
+    #[arg(long, conflicts_with = "no_chat")]
+    pub(crate) keep_attachments: bool,
+
     /// Print the exact program, arguments and prompt that would run; run nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -349,6 +354,10 @@ pub(crate) enum KbAction {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai),
+        /// `local:NAME`, or a model alias; `off` for none (default: config kb.rerank).
+        #[arg(long, value_name = "RERANKER", num_args = 0..=1, default_missing_value = "local")]
+        rerank: Option<String>,
     },
     /// Print one note.
     Show {

@@ -60,12 +60,20 @@ pub(crate) fn run(
     }
 
     // All input is read before any chat is locked: stdin may take its time.
-    let files = input::read_files(&args.files, &ctx.ui)?;
+    let input::Given {
+        files,
+        mut attachments,
+    } = input::read_files(&args.files, &ctx.ui)?;
+    if args.keep_attachments {
+        for a in &mut attachments {
+            a.kept = Some(crate::attach::kept_name(a));
+        }
+    }
     let stdin = if args.no_stdin {
         None
     } else {
         input::read_stdin(
-            !parsed.prompt.is_empty() || !files.is_empty(),
+            !parsed.prompt.is_empty() || !files.is_empty() || !attachments.is_empty(),
             &files,
             &ctx.ui,
         )?
@@ -74,6 +82,12 @@ pub(crate) fn run(
     drop(files);
     if prompt.trim().is_empty() {
         let label = parsed.models.first().map_or("sonnet", |r| r.label.as_str());
+        if let Some(a) = attachments.first() {
+            return Err(Error::usage("no prompt given").hint(format!(
+                "say what to do with it: ai {label} -F {} \"what is in this?\"",
+                a.name
+            )));
+        }
         return Err(Error::usage("no prompt given").hint(format!(
             "ai {label} \"your question\", or pipe text in: echo hi | ai {label}"
         )));
@@ -86,6 +100,7 @@ pub(crate) fn run(
         present,
         prompt,
         title,
+        attachments,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {
@@ -193,6 +208,15 @@ fn kb_choice(args: &CallArgs) -> Choice {
 /// locked, so a bad file fails first.
 pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> {
     let mut opts = options(ctx, args);
+    check_tools(ctx, args)?;
+    // Read always (without --data or --tools-file it reads no file): a chat may remember that
+    // its knowledge bases are tools.
+    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    Ok(opts)
+}
+
+/// `--tools` with no knowledge base (and no document) to give the model is refused.
+pub(crate) fn check_tools(ctx: &Ctx, args: &CallArgs) -> Result<()> {
     if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
         return Err(Error::usage(
             "--tools gives the model your knowledge bases to search, and there is none",
@@ -201,10 +225,7 @@ pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> 
             "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
         ));
     }
-    // Read always (without --data or --tools-file it reads no file): a chat may remember that
-    // its knowledge bases are tools.
-    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
-    Ok(opts)
+    Ok(())
 }
 
 /// The most recently used chat, for `ai reply`.

@@ -16,6 +16,7 @@
 
 mod alias;
 mod args;
+mod attach;
 mod backend;
 mod builtin;
 mod call;
@@ -35,6 +36,7 @@ mod input;
 mod kb;
 mod mcp;
 mod mdterm;
+mod media;
 mod modes;
 mod output;
 mod present;

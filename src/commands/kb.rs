@@ -9,7 +9,7 @@ use crate::config::{Config, Home};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::fmt::{human_size, one_line};
-use crate::kb::{self, Searcher, store, sync};
+use crate::kb::{self, store, sync};
 use crate::output::{self, sanitize};
 
 pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
@@ -56,7 +56,15 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             query,
             k,
             json,
-        } => search(&ctx, &name, &query.join(" "), usize::from(k), json),
+            rerank,
+        } => search(
+            &ctx,
+            &name,
+            &query.join(" "),
+            usize::from(k),
+            json,
+            rerank.as_deref(),
+        ),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
         KbAction::Remove { name } => remove(&ctx, &name),
         KbAction::Model { action } => model(&ctx, action),
@@ -122,7 +130,7 @@ fn model(ctx: &Ctx, action: ModelAction) -> Result<()> {
                     format!("{}{}", r.name, if r.default { " (default)" } else { "" }),
                     r.family.clone(),
                     r.dimensions.map(|d| d.to_string()).unwrap_or_default(),
-                    hub::human(r.size),
+                    crate::kb::local::human(r.size),
                     if r.downloaded { "yes" } else { "no" }.to_owned(),
                     r.languages.clone(),
                 ]);
@@ -352,9 +360,9 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
     }
     let ix = store::Index::open(home, name, false)?;
     s.indexed = true;
-    s.notes = ix.count("SELECT count(*) FROM notes")?;
-    s.chunks = ix.count("SELECT count(*) FROM chunks")?;
-    s.embedded = ix.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")?;
+    s.notes = ix.notes()?;
+    s.chunks = ix.passages()?;
+    s.embedded = ix.embedded()?;
     s.disk_bytes = ix.disk_bytes();
     s.embed = ix.meta("embed")?.or(s.embed);
     s.dimensions = ix
@@ -456,7 +464,11 @@ fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     // Documents without text are known from the last sync (the walk reads no file).
     if store::file(&ctx.home, name).exists() {
         let ix = store::Index::open(&ctx.home, name, false)?;
-        s.no_text_paths = ix.unread()?;
+        s.no_text_paths = ix
+            .unread()?
+            .into_iter()
+            .map(|(path, _, _, why)| (path, why))
+            .collect();
         s.no_text = s.no_text_paths.len() as u64;
     }
     if json {
@@ -546,14 +558,31 @@ fn stats(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     output::print_stdout(&out)
 }
 
-fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()> {
+fn search(
+    ctx: &Ctx,
+    name: &str,
+    query: &str,
+    k: usize,
+    json: bool,
+    rerank: Option<&str>,
+) -> Result<()> {
     if query.trim().is_empty() {
         return Err(Error::usage("the query is empty")
             .hint(format!("ai kb search {name} \"what you look for\"")));
     }
-    let searcher = Searcher::open(&ctx.home, &ctx.config, name, &ctx.ui)?;
+    crate::kb::base(&ctx.config, name)?;
+    let reranker = crate::kb::reranker(rerank, &ctx.home, &ctx.config, &ctx.ui)?;
     let deadline = std::time::Instant::now().checked_add(ctx.config.timeout);
-    let hits = searcher.search(query, k, deadline, &ctx.ui)?;
+    let hits = crate::kb::retrieve(
+        &ctx.home,
+        &ctx.config,
+        &[name.to_owned()],
+        query,
+        k,
+        reranker.as_ref(),
+        deadline,
+        &ctx.ui,
+    )?;
     if json {
         return print_json(&hits);
     }
@@ -596,14 +625,12 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let ix = store::Index::open(&ctx.home, name, false)?;
     // An ID or path, else a name as a `[[wikilink]]` gives it (file name, title).
-    let note = kb::linked::find(&ix.conn, id)
-        .map_err(|e| ix.damaged(&e))?
-        .ok_or_else(|| {
-            Error::not_found(format!("knowledge base {name} has no note {id}"))
-                .hint(format!("find one with: ai kb search {name} \"…\""))
-        })?;
-    let linked_from = kb::linked::linked_from(&ix.conn, &note).map_err(|e| ix.damaged(&e))?;
-    let links = kb::linked::links(&ix.conn, &note.id).map_err(|e| ix.damaged(&e))?;
+    let note = ix.find_note(id)?.ok_or_else(|| {
+        Error::not_found(format!("knowledge base {name} has no note {id}"))
+            .hint(format!("find one with: ai kb search {name} \"…\""))
+    })?;
+    let linked_from = ix.linked_from(&note)?;
+    let links = ix.links(&note.id)?;
     let kb::linked::Linked {
         id,
         title,

@@ -19,33 +19,10 @@ pub(crate) fn changed(home: &Home, name: &str, base: &BaseConfig) -> Result<usiz
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(&base.path, &filter)?;
     let ix = store::Index::open(home, name, false)?;
-    let mut known: HashMap<String, (i64, i64)> = HashMap::new();
-    {
-        let mut st = ix
-            .conn
-            .prepare("SELECT path, size, mtime FROM notes")
-            .map_err(|e| ix.damaged(&e))?;
-        let rows = st
-            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
-            .map_err(|e| ix.damaged(&e))?;
-        for row in rows {
-            let (path, stat) = row.map_err(|e| ix.damaged(&e))?;
-            known.insert(path, stat);
-        }
-    }
+    let mut known: HashMap<String, (i64, i64)> = ix.stats_by_path()?;
     // Documents that gave no text are known as they were then.
-    if ix.has_unread()? {
-        let mut st = ix
-            .conn
-            .prepare("SELECT path, size, mtime FROM unread")
-            .map_err(|e| ix.damaged(&e))?;
-        let rows = st
-            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
-            .map_err(|e| ix.damaged(&e))?;
-        for row in rows {
-            let (path, stat) = row.map_err(|e| ix.damaged(&e))?;
-            known.insert(path, stat);
-        }
+    for (path, size, mtime, _) in ix.unread()? {
+        known.insert(path, (size, mtime));
     }
     let mut n = 0;
     for e in &entries {

@@ -23,6 +23,16 @@ pub(crate) struct Linked {
     pub(crate) path: String,
 }
 
+/// Whether the index open on `conn` has the links table (indexes from before it have not).
+pub(crate) fn has_links(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'links'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
 /// A link of a note and the note it reaches (none: unresolved, kept as written).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Link {
@@ -111,7 +121,7 @@ pub(crate) fn resolve(
 /// The links of the note with ID `id`, in order, each with the note it reaches. Empty for an
 /// index from before the links table (its next sync fills it).
 pub(crate) fn links(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Link>> {
-    if !super::store::has_links(conn)? {
+    if !has_links(conn)? {
         return Ok(Vec::new());
     }
     let mut st = conn.prepare(
@@ -205,7 +215,7 @@ pub(crate) fn find(conn: &Connection, name: &str) -> rusqlite::Result<Option<Lin
 /// The notes with a link that resolves to `note` ([`resolve`]), sorted by path, at most
 /// [`MAX_LINKED_FROM`]. An index from before the links table is searched by its text instead.
 pub(crate) fn linked_from(conn: &Connection, note: &Linked) -> rusqlite::Result<Vec<Linked>> {
-    if !super::store::has_links(conn)? {
+    if !has_links(conn)? {
         return linked_from_text(conn, note);
     }
     // Every name a link may give it: ID, file name, title, aliases.

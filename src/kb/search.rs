@@ -8,11 +8,9 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use rusqlite::params;
-
 use super::embed::{Embedder, Input, Purpose};
 use super::lang::{self, Lang, Stems};
-use super::store::{Index, fold};
+use super::store::{Index, Table, fold};
 use super::vectors;
 use crate::error::Result;
 
@@ -50,8 +48,27 @@ const W_WORDS: f64 = 1.0;
 /// (0.8) it cost 0.03 nDCG@10 on SciFact: substrings (`iron` in "environment") outvoted words.
 const W_GRAMS: f64 = 0.01;
 const W_VECTORS: f64 = 1.0;
+
+/// The fusion weights (words, trigrams, vectors): the constants above, or for measuring
+/// (`bench/quality`) `AI_KB_FUSION=W,G,V` (a 0 leaves that list out, so `0,0,1` searches by
+/// vectors alone). Not a setting: the defaults are what the measurements chose.
+fn weights() -> (f64, f64, f64) {
+    let parsed = std::env::var("AI_KB_FUSION").ok().and_then(|v| {
+        let w: Vec<f64> = v
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .ok()
+                    .filter(|f: &f64| f.is_finite() && *f >= 0.0)
+            })
+            .collect::<Option<_>>()?;
+        (w.len() == 3).then(|| (w[0], w[1], w[2]))
+    });
+    parsed.unwrap_or((W_WORDS, W_GRAMS, W_VECTORS))
+}
 /// BM25 weights of the words table's columns: title, aliases, heading, text.
-const FIELDS: &str = "2.0, 2.0, 1.5, 1.0";
+const FIELDS: &[f64] = &[2.0, 2.0, 1.5, 1.0];
 
 /// Words that carry no meaning for a search, in English and German.
 const STOP: &[&str] = &[
@@ -168,29 +185,11 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
     if terms.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    ix.conn
-        .execute_batch(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.words_terms USING fts5vocab(main, words, 'row')",
-        )
-        .map_err(|e| ix.damaged(&e))?;
-    let total = ix.count("SELECT count(*) FROM chunks")?.max(1);
-    let mut st = ix
-        .conn
-        .prepare_cached("SELECT doc FROM temp.words_terms WHERE term = ?1")
-        .map_err(|e| ix.damaged(&e))?;
+    let total = ix.passages()?.max(1);
     let looked_up: Vec<Vec<String>> = terms.iter().map(|t| variants(t, stems)).collect();
     // Document frequencies of the words (of a term's commonest stem), and of the terms as
     // typed (whether to look for them inside longer words).
-    let mut doc_count = |word: &str| -> Result<u64> {
-        let n: i64 = st
-            .query_row([strip_marks(word)], |r| r.get(0))
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(0),
-                e => Err(e),
-            })
-            .map_err(|e| ix.damaged(&e))?;
-        Ok(n.max(0) as u64)
-    };
+    let doc_count = |word: &str| -> Result<u64> { Ok(ix.doc_freq(&strip_marks(word))?) };
     let mut df = Vec::with_capacity(terms.len());
     for (t, vs) in terms.iter().zip(&looked_up) {
         let mut d = 0;
@@ -263,38 +262,19 @@ fn strip_marks(term: &str) -> String {
 const SUBSTRING_CAP: usize = 500;
 
 /// Whether `query` matches fewer than `cap` passages (stops counting at `cap`).
-fn matches_fewer(ix: &Index, table: &str, query: &str, cap: usize) -> Result<bool> {
-    let mut st = ix
-        .conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ?1 LIMIT ?2)"
-        ))
-        .map_err(|e| ix.damaged(&e))?;
-    let n: i64 = st
-        .query_row(params![query, cap as i64], |r| r.get(0))
-        .map_err(|e| ix.damaged(&e))?;
-    Ok((n as usize) < cap)
+fn matches_fewer(ix: &Index, table: Table, query: &str, cap: usize) -> Result<bool> {
+    Ok(ix.matches_fewer(table, query, cap)?)
 }
 
 /// Chunk IDs best first with their BM25 scores (higher is better), title, aliases and heading
 /// weighing more than body text.
-fn bm25(ix: &Index, table: &str, query: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
-    let weights = if table == "words" {
+fn bm25(ix: &Index, table: Table, query: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let weights = if table == Table::Words {
         FIELDS
     } else {
-        "3.0, 2.0, 1.0"
+        &[3.0, 2.0, 1.0]
     };
-    let mut st = ix
-        .conn
-        .prepare_cached(&format!(
-            "SELECT rowid, -bm25({table}, {weights}) AS s FROM {table} WHERE {table} MATCH ?1 ORDER BY s DESC LIMIT ?2"
-        ))
-        .map_err(|e| ix.damaged(&e))?;
-    let rows = st
-        .query_map(params![query, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-        .map_err(|e| ix.damaged(&e))?;
-    rows.collect::<rusqlite::Result<_>>()
-        .map_err(|e| ix.damaged(&e))
+    Ok(ix.keyword(table, weights, query, limit)?)
 }
 
 /// The `k` notes that best answer `query`, best first.
@@ -320,7 +300,14 @@ pub(crate) fn search(
     } else {
         Vec::new()
     };
-    let (words, grams) = plan(ix, &terms, &stems)?;
+    let (w_words, w_grams, w_vectors) = weights();
+    let (mut words, mut grams) = plan(ix, &terms, &stems)?;
+    if w_words == 0.0 {
+        words.clear();
+    }
+    if w_grams == 0.0 {
+        grams.clear();
+    }
     let mut lists: Vec<(f64, Vec<i64>)> = Vec::with_capacity(3);
     // Each passage's closeness to the best one (see `Hit::closeness`).
     let mut close: HashMap<i64, f64> = HashMap::new();
@@ -333,28 +320,28 @@ pub(crate) fn search(
     };
     let has_words = !words.is_empty();
     if has_words {
-        let list = bm25(ix, "words", &words.join(" OR "), depth)?;
+        let list = bm25(ix, Table::Words, &words.join(" OR "), depth)?;
         let best = list.first().map_or(1.0, |l| l.1).max(f64::MIN_POSITIVE);
         evidence(&list, &|s| s / best);
-        lists.push((W_WORDS, list.into_iter().map(|(c, _)| c).collect()));
+        lists.push((w_words, list.into_iter().map(|(c, _)| c).collect()));
     }
     // Inside longer words, only what is found in few passages: a substring found everywhere
     // (`work` in "network") ranks nothing and would make BM25 score every passage.
     let mut inside = Vec::with_capacity(grams.len());
     for t in grams {
         if let Some(q) = fts_query(std::slice::from_ref(&t), 3)
-            && matches_fewer(ix, "grams", &q, SUBSTRING_CAP)?
+            && matches_fewer(ix, Table::Grams, &q, SUBSTRING_CAP)?
         {
             inside.push(t);
         }
     }
     if let Some(q) = fts_query(&inside, 3) {
-        let list = bm25(ix, "grams", &q, depth)?;
+        let list = bm25(ix, Table::Grams, &q, depth)?;
         // Parts of words are evidence of their own only when no whole word was found.
         let best = list.first().map_or(1.0, |l| l.1).max(f64::MIN_POSITIVE);
         let share = if has_words { 0.5 } else { 1.0 };
         evidence(&list, &|s| share * s / best);
-        lists.push((W_GRAMS, list.into_iter().map(|(c, _)| c).collect()));
+        lists.push((w_grams, list.into_iter().map(|(c, _)| c).collect()));
     }
     let dims: usize = ix
         .meta("dimensions")?
@@ -362,6 +349,7 @@ pub(crate) fn search(
         .unwrap_or(0);
     if let Some(e) = embedder
         && dims > 0
+        && w_vectors > 0.0
         && !query.trim().is_empty()
     {
         let mut v = e
@@ -377,7 +365,7 @@ pub(crate) fn search(
             .unwrap_or_default();
         vectors::normalize(&mut v);
         if v.len() == dims {
-            let near = vectors::nearest(ix, &v, depth)?;
+            let near = ix.nearest(&v, depth)?;
             if let (Some(first), Some(last)) = (near.first(), near.last()) {
                 let (top, floor) = (f64::from(first.1), f64::from(last.1));
                 let span = (top - floor).max(1e-6);
@@ -395,7 +383,7 @@ pub(crate) fn search(
                     },
                 );
             }
-            lists.push((W_VECTORS, near.into_iter().map(|(c, _)| c).collect()));
+            lists.push((w_vectors, near.into_iter().map(|(c, _)| c).collect()));
         }
     }
     let best: f64 = lists.iter().map(|(w, _)| w / (RRF_K + 1.0)).sum();
@@ -408,46 +396,29 @@ pub(crate) fn search(
     let mut ranked: Vec<(i64, f64)> = fused.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 
-    let mut st = ix
-        .conn
-        .prepare_cached(
-            "SELECT n.id, n.title, n.ordering, n.path, c.seq, c.heading, c.start_line, c.end_line, c.text, n.n
-             FROM chunks c JOIN notes n ON n.n = c.note WHERE c.c = ?1",
-        )
-        .map_err(|e| ix.damaged(&e))?;
     let mut hits: Vec<Hit> = Vec::with_capacity(k.min(64));
     let mut notes_taken = std::collections::HashSet::new();
     for (c, score) in ranked {
         if hits.len() >= k {
             break;
         }
-        let row = st.query_row([c], |r| {
-            Ok((
-                Hit {
-                    kb: ix.name.clone(),
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    ordering: r.get(2)?,
-                    path: r.get(3)?,
-                    score: if best > 0.0 { score / best } else { 0.0 },
-                    closeness: close.get(&c).copied().unwrap_or(0.0),
-                    chunk: r.get(4)?,
-                    heading: r.get(5)?,
-                    lines: [r.get(6)?, r.get(7)?],
-                    passage: r.get(8)?,
-                },
-                r.get::<_, i64>(9)?,
-            ))
-        });
-        match row {
-            Ok((hit, n)) => {
-                if notes_taken.insert(n) {
-                    hits.push(hit);
-                }
-            }
-            // A passage removed by a sync since the lists were read.
-            Err(rusqlite::Error::QueryReturnedNoRows) => {}
-            Err(e) => return Err(ix.damaged(&e)),
+        // None: a passage removed by a sync since the lists were read.
+        if let Some(p) = ix.passage(c)?
+            && notes_taken.insert(p.n)
+        {
+            hits.push(Hit {
+                kb: ix.name.clone(),
+                id: p.id,
+                title: p.title,
+                ordering: p.ordering,
+                path: p.path,
+                score: if best > 0.0 { score / best } else { 0.0 },
+                closeness: close.get(&c).copied().unwrap_or(0.0),
+                chunk: p.seq,
+                heading: p.heading,
+                lines: p.lines,
+                passage: p.text,
+            });
         }
     }
     Ok(hits)

@@ -11,8 +11,6 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::time::Instant;
 
-use rusqlite::{Transaction, params};
-
 use super::chunk;
 use super::document;
 use super::embed::{self, Embedder, Input, Purpose};
@@ -20,7 +18,7 @@ use super::lang;
 use super::note::{self, Note};
 use super::progress::Progress;
 use super::scan::{self, Entry, Skipped};
-use super::store::{self, Index, fold};
+use super::store::{self, Index, Keywords, Known, NoteRow, PassageRow, Tx, fold};
 use super::vectors;
 use crate::config::Home;
 use crate::config::kb::BaseConfig;
@@ -85,19 +83,6 @@ pub(crate) fn lock(home: &Home, name: &str) -> Result<File> {
     }
 }
 
-struct Known {
-    n: i64,
-    path: String,
-    hash: String,
-    title: String,
-    ordering: Option<String>,
-    size: i64,
-    mtime: i64,
-    /// One alias a line.
-    aliases: String,
-    lang: Option<String>,
-}
-
 /// A note's aliases as the index keeps them: one a line.
 fn aliases_line(note: &Note) -> String {
     note.aliases.join("\n")
@@ -155,12 +140,7 @@ pub(crate) fn run(
         Index::open(home, name, true)?
     };
     check_embedding(&ix, embedder, base)?;
-    if !ix.has_links()? {
-        ix.add_links()?;
-    }
-    ix.conn
-        .execute_batch(store::UNREAD)
-        .map_err(|e| ix.damaged(&e))?;
+    ix.prepare_sync()?;
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(root, &filter)?;
@@ -169,9 +149,13 @@ pub(crate) fn run(
         ..Counts::default()
     };
 
-    let known = load_known(&ix)?;
+    let known = ix.known()?;
     // Documents that gave no text, as they were then: not parsed again until they change.
-    let unread = load_unread(&ix)?;
+    let unread: HashMap<String, (i64, i64, String)> = ix
+        .unread()?
+        .into_iter()
+        .map(|(path, size, mtime, why)| (path, (size, mtime, why)))
+        .collect();
     let by_path: HashMap<&str, &str> = known
         .iter()
         .map(|(id, k)| (k.path.as_str(), id.as_str()))
@@ -224,21 +208,16 @@ pub(crate) fn run(
                 .push((entry.rel.clone(), reason.clone()));
             continue;
         }
-        let t = tx.as_ref().expect("a transaction is open");
+        let stat = (entry.size as i64, entry.mtime_ns);
         let note = match read_entry(entry, &mut counts.skipped) {
             Read::Note(n) => {
                 if unread.contains_key(entry.rel.as_str()) {
-                    t.execute("DELETE FROM unread WHERE path = ?1", [&entry.rel])
-                        .map_err(|e| ix.damaged(&e))?;
+                    ix.set_unread(&entry.rel, stat, None)?;
                 }
                 n
             }
             Read::Unread(why) => {
-                t.execute(
-                    "INSERT OR REPLACE INTO unread (path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)",
-                    params![entry.rel, entry.size as i64, entry.mtime_ns, why.reason()],
-                )
-                .map_err(|e| ix.damaged(&e))?;
+                ix.set_unread(&entry.rel, stat, Some(why.reason()))?;
                 counts.skipped.no_text += 1;
                 counts
                     .skipped
@@ -300,7 +279,7 @@ pub(crate) fn run(
         seen.insert(note.id);
         in_tx += 1;
         if in_tx >= NOTES_PER_COMMIT {
-            commit(&ix, tx.take())?;
+            commit(tx.take())?;
             tx = Some(begin(&ix)?);
             in_tx = 0;
         }
@@ -319,46 +298,30 @@ pub(crate) fn run(
         }
         for path in unread.keys() {
             if !scanned.contains(path.as_str()) {
-                t.execute("DELETE FROM unread WHERE path = ?1", [path])
-                    .map_err(|e| ix.damaged(&e))?;
+                ix.set_unread(path, (0, 0), None)?;
             }
         }
     }
-    commit(&ix, tx.take())?;
+    commit(tx.take())?;
     progress.finish();
     if interrupted {
         return Err(Error::Interrupted);
     }
 
+    let mut dims = 0;
     if let Some(e) = embedder {
         counts.embedded = embed_missing(&ix, e, ui)?;
-        let dims = ix
+        dims = ix
             .meta("dimensions")?
             .and_then(|d| d.parse::<usize>().ok())
             .unwrap_or(0);
-        // Whatever changed the vectors (this sync, or one that died before its rebuild).
-        if dims > 0 && !vectors::is_current(&ix)? {
-            vectors::rebuild(&ix, dims)?;
-        }
     }
-    counts.notes = ix.count("SELECT count(*) FROM notes")?;
-    counts.chunks = ix.count("SELECT count(*) FROM chunks")?;
-    let langs: Vec<String> = {
-        let mut st = ix
-            .conn
-            .prepare("SELECT DISTINCT lang FROM notes WHERE lang IS NOT NULL ORDER BY lang")
-            .map_err(|e| ix.damaged(&e))?;
-        st.query_map([], |r| r.get(0))
-            .map_err(|e| ix.damaged(&e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| ix.damaged(&e))?
-    };
+    counts.notes = ix.notes()?;
+    counts.chunks = ix.passages()?;
+    let langs = ix.languages()?;
     ix.set_meta("languages", Some(&langs.join(",")))?;
     ix.set_meta("last_sync", Some(&chrono::Utc::now().to_rfc3339()))?;
-    // Fold the write-ahead log back so the index is one file at rest.
-    let _ = ix
-        .conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    ix.finish_sync(dims)?;
     if rebuilding {
         drop(tx);
         store::switch(home, name, ix)?;
@@ -371,7 +334,7 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
     let recorded = ix.meta("embed")?;
     let wanted = embedder.map(|e| e.spec().to_owned());
     let dimensions = embedder.and_then(Embedder::dimensions).or(base.dimensions);
-    let chunks = ix.count("SELECT count(*) FROM chunks")?;
+    let chunks = ix.passages()?;
     if recorded != wanted && chunks > 0 {
         let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "no embeddings".into());
         return Err(Error::usage(format!(
@@ -420,55 +383,11 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
     Ok(())
 }
 
-fn load_known(ix: &Index) -> Result<HashMap<String, Known>> {
-    let mut st = ix
-        .conn
-        .prepare("SELECT n, id, path, hash, title, ordering, size, mtime, aliases, lang FROM notes")
-        .map_err(|e| ix.damaged(&e))?;
-    let rows = st
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(1)?,
-                Known {
-                    n: r.get(0)?,
-                    path: r.get(2)?,
-                    hash: r.get(3)?,
-                    title: r.get(4)?,
-                    ordering: r.get(5)?,
-                    size: r.get(6)?,
-                    mtime: r.get(7)?,
-                    aliases: r.get(8)?,
-                    lang: r.get(9)?,
-                },
-            ))
-        })
-        .map_err(|e| ix.damaged(&e))?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (id, k) = row.map_err(|e| ix.damaged(&e))?;
-        out.insert(id, k);
-    }
-    Ok(out)
-}
-
-/// The documents that gave no text: path → (size, mtime, reason).
-fn load_unread(ix: &Index) -> Result<HashMap<String, (i64, i64, String)>> {
-    let mut st = ix
-        .conn
-        .prepare("SELECT path, size, mtime, reason FROM unread")
-        .map_err(|e| ix.damaged(&e))?;
-    let rows = st
-        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
-        .map_err(|e| ix.damaged(&e))?;
-    rows.collect::<rusqlite::Result<_>>()
-        .map_err(|e| ix.damaged(&e))
-}
-
 /// What reading a file gave.
 enum Read {
-    Note(Note),
     /// A document (HTML, PDF) that gave no text, and why. Counted by the caller.
     Unread(document::Unread),
+    Note(Note),
     /// Not a note (any more): too large, binary. Counted.
     Skipped,
     /// Could not be read this time. Counted.
@@ -512,90 +431,47 @@ fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
     Read::Note(note::read(&entry.rel, &text, entry.kind))
 }
 
-fn begin(ix: &Index) -> Result<Transaction<'_>> {
-    // IMMEDIATE: take the write lock now (waiting out readers' checkpoints via busy_timeout).
-    Transaction::new_unchecked(&ix.conn, rusqlite::TransactionBehavior::Immediate)
-        .map_err(|e| ix.damaged(&e))
+fn begin(ix: &Index) -> Result<Tx<'_>> {
+    ix.transaction()
 }
 
-fn commit(ix: &Index, tx: Option<Transaction<'_>>) -> Result<()> {
+fn commit(tx: Option<Tx<'_>>) -> Result<()> {
     match tx {
-        Some(t) => t.commit().map_err(|e| ix.damaged(&e)),
+        Some(t) => t.commit(),
         None => Ok(()),
     }
 }
 
-fn update_note_meta(
-    ix: &Index,
-    t: &Transaction<'_>,
-    k: &Known,
-    entry: &Entry,
-    note: &Note,
-) -> Result<()> {
+/// A note's row as the index keeps it.
+fn row<'a>(entry: &'a Entry, note: &'a Note, aliases: &'a str) -> NoteRow<'a> {
+    NoteRow {
+        id: &note.id,
+        path: &entry.rel,
+        title: &note.title,
+        ordering: note.ordering.as_deref(),
+        hash: &note.hash,
+        size: entry.size as i64,
+        mtime: entry.mtime_ns,
+        aliases,
+        lang: note.lang.code(),
+    }
+}
+
+fn update_note_meta(ix: &Index, _t: &Tx<'_>, k: &Known, entry: &Entry, note: &Note) -> Result<()> {
     let aliases = aliases_line(note);
-    t.execute(
-        "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, size = ?5, mtime = ?6, aliases = ?7, lang = ?8 WHERE n = ?1",
-        params![
-            k.n,
-            entry.rel,
-            note.title,
-            note.ordering,
-            entry.size as i64,
-            entry.mtime_ns,
-            aliases,
-            note.lang.code()
-        ],
-    )
-    .map_err(|e| ix.damaged(&e))?;
-    write_links(ix, t, k.n, note)?;
+    let mut r = row(entry, note, &aliases);
+    // The text is unchanged: the note keeps its hash.
+    r.hash = &k.hash;
+    ix.update_note(k.n, &r)?;
+    ix.set_links(k.n, &note.links)?;
     if k.title != note.title || k.aliases != aliases || k.lang.as_deref() != Some(note.lang.code())
     {
         // Title and aliases are searchable, and the language says how words are stemmed:
         // index the passages again (an index that was migrated has no keywords for them yet).
-        let rows: Vec<(i64, String, String)> = {
-            let mut st = t
-                .prepare_cached("SELECT c, heading, text FROM chunks WHERE note = ?1")
-                .map_err(|e| ix.damaged(&e))?;
-            st.query_map([k.n], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .map_err(|e| ix.damaged(&e))?
-                .collect::<rusqlite::Result<_>>()
-                .map_err(|e| ix.damaged(&e))?
-        };
-        for (c, heading, text) in rows {
-            unindex(ix, t, c)?;
-            index_text(ix, t, c, note, &heading, &text)?;
+        for (c, heading, text) in ix.passages_of(k.n)? {
+            ix.unindex(c)?;
+            index_text(ix, c, note, &heading, &text)?;
         }
-    }
-    Ok(())
-}
-
-/// The links of note `n` as it reads now.
-fn write_links(ix: &Index, t: &Transaction<'_>, n: i64, note: &Note) -> Result<()> {
-    t.prepare_cached("DELETE FROM links WHERE note = ?1")
-        .and_then(|mut st| st.execute([n]))
-        .map_err(|e| ix.damaged(&e))?;
-    let mut st = t
-        .prepare_cached(
-            "INSERT INTO links (note, line, wiki, name, key) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .map_err(|e| ix.damaged(&e))?;
-    for l in &note.links {
-        st.execute(params![
-            n,
-            l.line,
-            l.wiki,
-            l.name,
-            super::linked::key(&l.name)
-        ])
-        .map_err(|e| ix.damaged(&e))?;
-    }
-    Ok(())
-}
-
-fn unindex(ix: &Index, t: &Transaction<'_>, c: i64) -> Result<()> {
-    for table in ["words", "grams"] {
-        t.execute(&format!("DELETE FROM {table} WHERE rowid = ?1"), [c])
-            .map_err(|e| ix.damaged(&e))?;
     }
     Ok(())
 }
@@ -603,66 +479,32 @@ fn unindex(ix: &Index, t: &Transaction<'_>, c: i64) -> Result<()> {
 /// Index one passage: its words as stems of the note's language (with the note's title and
 /// aliases), its trigrams as folded text. Embedded notes and images (`![[…]]`) are no text of
 /// the passage.
-fn index_text(
-    ix: &Index,
-    t: &Transaction<'_>,
-    c: i64,
-    note: &Note,
-    heading: &str,
-    text: &str,
-) -> Result<()> {
+fn index_text(ix: &Index, c: i64, note: &Note, heading: &str, text: &str) -> Result<()> {
     let text = note::without_embeds(text);
     let stems = lang::Stems::new(note.lang);
     let aliases = note.aliases.join(" ; ");
-    let mut st = t
-        .prepare_cached(
-            "INSERT INTO words(rowid, title, aliases, heading, text) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .map_err(|e| ix.damaged(&e))?;
-    st.execute(params![
-        c,
-        stems.text(&note.title),
-        stems.text(&aliases),
-        stems.text(heading),
-        stems.text(&text)
-    ])
-    .map_err(|e| ix.damaged(&e))?;
-    let title = if aliases.is_empty() {
+    let gram_title = if aliases.is_empty() {
         fold(&note.title)
     } else {
         fold(&format!("{} ; {aliases}", note.title))
     };
-    let mut st = t
-        .prepare_cached("INSERT INTO grams(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)")
-        .map_err(|e| ix.damaged(&e))?;
-    st.execute(params![c, title, fold(heading), fold(&text)])
-        .map_err(|e| ix.damaged(&e))?;
+    ix.index_keywords(
+        c,
+        &Keywords {
+            title: stems.text(&note.title),
+            aliases: stems.text(&aliases),
+            heading: stems.text(heading),
+            text: stems.text(&text),
+            gram_title,
+            gram_heading: fold(heading),
+            gram_text: fold(&text),
+        },
+    )?;
     Ok(())
 }
 
-fn delete_note(ix: &Index, t: &Transaction<'_>, n: i64) -> Result<()> {
-    let chunks: Vec<(i64, bool)> = {
-        let mut st = t
-            .prepare_cached("SELECT c, vector IS NOT NULL FROM chunks WHERE note = ?1")
-            .map_err(|e| ix.damaged(&e))?;
-        st.query_map([n], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| ix.damaged(&e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| ix.damaged(&e))?
-    };
-    let mut vectors_gone = false;
-    for (c, had_vector) in chunks {
-        unindex(ix, t, c)?;
-        vectors_gone |= had_vector;
-    }
-    t.execute("DELETE FROM chunks WHERE note = ?1", [n])
-        .map_err(|e| ix.damaged(&e))?;
-    t.execute("DELETE FROM notes WHERE n = ?1", [n])
-        .map_err(|e| ix.damaged(&e))?;
-    if vectors_gone {
-        vectors::bump(ix)?;
-    }
-    Ok(())
+fn delete_note(ix: &Index, _t: &Tx<'_>, n: i64) -> Result<()> {
+    Ok(ix.delete_note(n)?)
 }
 
 /// The hash that decides whether a passage must be embedded again.
@@ -678,96 +520,49 @@ fn chunk_hash(heading: &str, text: &str) -> String {
 /// vectors.
 fn replace_note(
     ix: &Index,
-    t: &Transaction<'_>,
+    _t: &Tx<'_>,
     old: Option<&Known>,
     entry: &Entry,
     note: &Note,
     budget: usize,
 ) -> Result<()> {
-    let mut kept: HashMap<String, Vec<u8>> = HashMap::new();
-    let n = match old {
+    let aliases = aliases_line(note);
+    let (n, mut kept) = match old {
         Some(k) => {
-            {
-                let mut st = t
-                    .prepare_cached(
-                        "SELECT hash, vector FROM chunks WHERE note = ?1 AND vector IS NOT NULL",
-                    )
-                    .map_err(|e| ix.damaged(&e))?;
-                let rows = st
-                    .query_map([k.n], |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-                    })
-                    .map_err(|e| ix.damaged(&e))?;
-                for row in rows {
-                    let (h, v) = row.map_err(|e| ix.damaged(&e))?;
-                    kept.insert(h, v);
-                }
-            }
+            let kept = ix.vectors_of(k.n)?;
             let had_vectors = !kept.is_empty();
-            let olds: Vec<i64> = {
-                let mut st = t
-                    .prepare_cached("SELECT c FROM chunks WHERE note = ?1")
-                    .map_err(|e| ix.damaged(&e))?;
-                st.query_map([k.n], |r| r.get(0))
-                    .map_err(|e| ix.damaged(&e))?
-                    .collect::<rusqlite::Result<_>>()
-                    .map_err(|e| ix.damaged(&e))?
-            };
-            for c in olds {
-                unindex(ix, t, c)?;
-            }
-            t.execute("DELETE FROM chunks WHERE note = ?1", [k.n])
-                .map_err(|e| ix.damaged(&e))?;
-            t.execute(
-                "UPDATE notes SET path = ?2, title = ?3, ordering = ?4, hash = ?5, size = ?6, mtime = ?7, aliases = ?8, lang = ?9 WHERE n = ?1",
-                params![k.n, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns, aliases_line(note), note.lang.code()],
-            )
-            .map_err(|e| ix.damaged(&e))?;
+            ix.delete_passages(k.n)?;
+            ix.update_note(k.n, &row(entry, note, &aliases))?;
             if had_vectors {
-                vectors::bump(ix)?;
+                ix.vectors_changed()?;
             }
-            k.n
+            (k.n, kept)
         }
-        None => {
-            t.execute(
-                "INSERT INTO notes (id, path, title, ordering, hash, size, mtime, aliases, lang) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![note.id, entry.rel, note.title, note.ordering, note.hash, entry.size as i64, entry.mtime_ns, aliases_line(note), note.lang.code()],
-            )
-            .map_err(|e| ix.damaged(&e))?;
-            t.last_insert_rowid()
-        }
+        None => (ix.insert_note(&row(entry, note, &aliases))?, HashMap::new()),
     };
-    write_links(ix, t, n, note)?;
+    ix.set_links(n, &note.links)?;
     let chunks = chunk::split(&note.body, note.first_line, entry.kind, budget);
     let mut reused = false;
     for (seq, ch) in chunks.iter().enumerate() {
         let hash = chunk_hash(&ch.heading, &ch.text);
         let vector = kept.remove(&hash);
         reused |= vector.is_some();
-        {
-            let mut st = t
-                .prepare_cached(
-                    "INSERT INTO chunks (note, seq, heading, start_line, end_line, text, hash, vector)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                )
-                .map_err(|e| ix.damaged(&e))?;
-            st.execute(params![
-                n,
-                seq as i64,
-                ch.heading,
-                ch.start_line,
-                ch.end_line,
-                ch.text,
-                hash,
-                vector
-            ])
-            .map_err(|e| ix.damaged(&e))?;
-        }
-        let c = t.last_insert_rowid();
-        index_text(ix, t, c, note, &ch.heading, &ch.text)?;
+        let c = ix.insert_passage(
+            n,
+            &PassageRow {
+                seq: seq as i64,
+                heading: &ch.heading,
+                start_line: ch.start_line,
+                end_line: ch.end_line,
+                text: &ch.text,
+                hash: &hash,
+                vector: vector.as_deref(),
+            },
+        )?;
+        index_text(ix, c, note, &ch.heading, &ch.text)?;
     }
     if reused {
-        vectors::bump(ix)?;
+        ix.vectors_changed()?;
     }
     Ok(())
 }
@@ -776,19 +571,7 @@ fn replace_note(
 fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
     // Only the IDs and sizes up front: the texts are read a batch at a time, so a sync of a
     // large folder holds one batch in memory, not every passage.
-    let todo: Vec<(i64, usize)> = {
-        let mut st = ix
-            .conn
-            .prepare(
-                "SELECT c, length(CAST(heading AS BLOB)) + length(CAST(text AS BLOB)) + 2
-                 FROM chunks WHERE vector IS NULL ORDER BY c",
-            )
-            .map_err(|err| ix.damaged(&err))?;
-        st.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as usize)))
-            .map_err(|err| ix.damaged(&err))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|err| ix.damaged(&err))?
-    };
+    let todo: Vec<(i64, usize)> = ix.unembedded()?;
     if todo.is_empty() {
         return Ok(0);
     }
@@ -808,20 +591,9 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
             return Err(Error::Interrupted);
         }
         let mut texts: Vec<(String, String)> = Vec::with_capacity(range.len());
-        {
-            let mut st = ix
-                .conn
-                .prepare_cached(
-                    "SELECT c.heading, c.text, n.title FROM chunks c JOIN notes n ON n.n = c.note
-                     WHERE c.c = ?1",
-                )
-                .map_err(|err| ix.damaged(&err))?;
-            for j in range.clone() {
-                let (heading, text, title): (String, String, String) = st
-                    .query_row([todo[j].0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                    .map_err(|err| ix.damaged(&err))?;
-                texts.push((embed_text(&heading, &text), title));
-            }
+        for j in range.clone() {
+            let (heading, text, title) = ix.embed_input(todo[j].0)?;
+            texts.push((embed_text(&heading, &text), title));
         }
         let inputs: Vec<Input<'_>> = texts
             .iter()
@@ -863,18 +635,12 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
             ix.set_meta("dimensions", Some(&len.to_string()))?;
             dims = Some(len);
         }
-        {
-            let mut st = t
-                .prepare_cached("UPDATE chunks SET vector = ?2 WHERE c = ?1")
-                .map_err(|err| ix.damaged(&err))?;
-            for (j, mut v) in range.clone().zip(got) {
-                vectors::normalize(&mut v);
-                st.execute(params![todo[j].0, vectors::to_blob(&v)])
-                    .map_err(|err| ix.damaged(&err))?;
-            }
+        for (j, mut v) in range.clone().zip(got) {
+            vectors::normalize(&mut v);
+            ix.set_vector(todo[j].0, &v)?;
         }
-        vectors::bump(ix)?;
-        t.commit().map_err(|err| ix.damaged(&err))?;
+        ix.vectors_changed()?;
+        t.commit()?;
         done += range.len() as u64;
     }
     progress.finish();

@@ -13,8 +13,8 @@ use std::path::Path;
 
 use rusqlite::params;
 
-use super::store::{Index, vectors_file};
-use crate::error::{Error, Result};
+use super::store::sqlite::Sqlite as Index;
+use super::store::{Kind, Store, StoreResult as Result, vectors_file};
 
 const MAGIC: &[u8; 8] = b"AIKBVEC1";
 const HEADER: usize = 8 + 8 + 4 + 4;
@@ -125,12 +125,12 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
         .file_name()
         .map_or_else(|| "vectors".into(), |n| n.to_string_lossy().into_owned());
     let (tmp, tmp_file) = crate::config::create_temp(dir, &stem, false)
-        .map_err(|e| Error::io("create", target.clone(), e))?;
+        .map_err(|e| index.io_error("create", &target, &e))?;
     let result = (|| -> Result<()> {
         let generation = generation(index)?;
         let count = index.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")?;
         let mut w = BufWriter::with_capacity(1 << 16, &tmp_file);
-        let io = |e| Error::io("write", tmp.clone(), e);
+        let io = |e| index.io_error("write", &tmp, &e);
         w.write_all(MAGIC).map_err(io)?;
         w.write_all(&generation.to_le_bytes()).map_err(io)?;
         w.write_all(&(dims as u32).to_le_bytes()).map_err(io)?;
@@ -166,7 +166,7 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
             f.seek(SeekFrom::Start(20)).map_err(io)?;
             f.write_all(&(written as u32).to_le_bytes()).map_err(io)?;
         }
-        std::fs::rename(&tmp, &target).map_err(|e| Error::io("rename", target.clone(), e))
+        std::fs::rename(&tmp, &target).map_err(|e| index.io_error("rename", &target, &e))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -192,9 +192,9 @@ pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i
         let blob: Option<Vec<u8>> = st
             .query_row(params![c], |r| r.get(0))
             .map_err(|e| index.damaged(&e))
-            .or_else(|e| match e {
-                Error::Config { .. } => Ok(None),
-                e => Err(e),
+            .or_else(|e| match e.kind {
+                Kind::Damaged => Ok(None),
+                _ => Err(e),
             })?;
         if let Some(b) = blob {
             let v = from_blob(&b);

@@ -80,7 +80,7 @@ impl Bases {
                     .get(n)
                     .and_then(|b| b.description.clone());
                 let notes = kb::store::Index::open(&ctx.home, n, false)
-                    .and_then(|ix| ix.count("SELECT count(*) FROM notes"))
+                    .and_then(|ix| Ok(ix.notes()?))
                     .ok();
                 json!({"name": n, "description": description, "notes": notes})
             })
