@@ -38,7 +38,19 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             },
             json,
         ),
-        KbAction::Sync { names, full, json } => sync_all(&ctx, &names, full, json),
+        KbAction::Sync {
+            names,
+            full,
+            json,
+            watch,
+        } => {
+            sync_all(&ctx, &names, full, json)?;
+            if watch {
+                watch_all(&ctx, &names)
+            } else {
+                Ok(())
+            }
+        }
         KbAction::List { json } => list(&ctx, json),
         KbAction::Stats {
             name,
@@ -261,6 +273,90 @@ fn skipped_notice(ctx: &Ctx, s: &kb::scan::Skipped) {
     .map(|(n, what)| format!("{n} {what}"))
     .collect();
     ctx.ui.notice(&format!("ai: skipped {}", parts.join(", ")));
+}
+
+/// `ai kb sync --watch`: sync the bases whose folders change, a moment after the last change
+/// (so an editor's save, or a `git pull` of many files, is one sync), until Ctrl+C.
+fn watch_all(ctx: &Ctx, names: &[String]) -> Result<()> {
+    use notify::Watcher as _;
+    use std::time::{Duration, Instant};
+    /// Quiet time after the last change before a sync.
+    const DEBOUNCE: Duration = Duration::from_millis(300);
+    let names: Vec<String> = if names.is_empty() {
+        ctx.config.kb.bases.keys().cloned().collect()
+    } else {
+        names.to_vec()
+    };
+    // Ctrl+C ends the watch (and a sync under way at its next note), not the process at once.
+    let _defer = crate::signal::Defer::start();
+    let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher = notify::recommended_watcher(tx)
+        .map_err(|e| Error::backend(format!("cannot watch for changes: {e}")))?;
+    let mut roots: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for name in &names {
+        let base = kb::base(&ctx.config, name)?;
+        let root = std::fs::canonicalize(&base.path).unwrap_or_else(|_| base.path.clone());
+        watcher
+            .watch(&root, notify::RecursiveMode::Recursive)
+            .map_err(|e| {
+                Error::backend(format!("cannot watch {}: {e}", root.display()))
+                    .hint("on Linux, raise fs.inotify.max_user_watches (sysctl) for large folders")
+            })?;
+        roots.push((name.clone(), root));
+    }
+    ctx.ui.notice(&format!(
+        "ai: watching {} for changes (Ctrl+C ends)",
+        names.join(", ")
+    ));
+    // The bases with changes not yet synced, and when the last change came.
+    let mut pending: Vec<String> = Vec::new();
+    let mut last = Instant::now();
+    loop {
+        if crate::signal::interrupted() {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Ok(event)) => {
+                if matches!(event.kind, notify::EventKind::Access(_)) {
+                    continue;
+                }
+                for (name, root) in &roots {
+                    let inside = event.paths.iter().any(|p| {
+                        p.starts_with(root)
+                            && !p
+                                .strip_prefix(root)
+                                .ok()
+                                .and_then(|r| r.components().next())
+                                .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+                    });
+                    if inside && !pending.contains(name) {
+                        pending.push(name.clone());
+                    }
+                }
+                last = Instant::now();
+            }
+            Ok(Err(e)) => ctx.ui.warn(&format!("watching: {e}")),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if pending.is_empty() || last.elapsed() < DEBOUNCE {
+            continue;
+        }
+        for name in std::mem::take(&mut pending) {
+            let base = kb::base(&ctx.config, &name)?;
+            let result = kb::sync_embedder(&ctx.config, base, &ctx.ui)
+                .and_then(|e| sync::run(&ctx.home, &name, base, e.as_ref(), false, &ctx.ui));
+            match result {
+                Ok(counts) => report(ctx, &name, &counts, false)?,
+                Err(Error::Interrupted) => break,
+                // Another sync is at it; the next change (or this one's end) brings it here.
+                Err(e) => output::print_error(&e),
+            }
+        }
+    }
+    drop(watcher);
+    ctx.ui.notice("ai: stopped watching");
+    Ok(())
 }
 
 fn sync_all(ctx: &Ctx, names: &[String], full: bool, json: bool) -> Result<()> {

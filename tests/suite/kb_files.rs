@@ -622,3 +622,47 @@ fn hostile_pdfs_are_bounded_and_skipped() {
         assert!(stats.stdout.contains("many.pdf"), "{}", stats.stdout);
     }
 }
+
+#[test]
+fn sync_watch_syncs_what_changes_until_ctrl_c() {
+    let env = Env::echo();
+    let dir = folder(&env, &[("a.md", "The first note.\n")]);
+    add(&env, &dir);
+    let mut proc = env.spawn(&["kb", "sync", "vault", "--watch"]);
+    wait_for("the watcher", || {
+        proc.stderr_now().contains("ai: watching vault")
+    });
+    write(&dir, "sub/new.md", "A note about narwhals.\n");
+    wait_for("the new note synced", || {
+        proc.stdout_now().contains("vault: added 1 ")
+    });
+    assert_eq!(search(&env, "narwhals")[0]["path"], "sub/new.md");
+    std::fs::remove_file(dir.join("a.md")).unwrap();
+    wait_for("the removed note synced", || {
+        proc.stdout_now().contains("deleted 1 ")
+    });
+    signal(proc.pid(), libc::SIGINT);
+    let status = proc.wait_status();
+    assert_eq!(status.code(), Some(0), "{}", proc.stderr_now());
+    assert!(
+        proc.stderr_now().contains("ai: stopped watching"),
+        "{}",
+        proc.stderr_now()
+    );
+    // The index is whole: a sync after it finds nothing to do.
+    let out = env.run(&["kb", "sync", "vault"]).success();
+    assert!(
+        out.stdout.contains("added 0 · updated 0 · deleted 0"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn sync_watch_refuses_json() {
+    let env = Env::echo();
+    let dir = folder(&env, &[("a.md", "x\n")]);
+    add(&env, &dir);
+    env.run(&["kb", "sync", "vault", "--watch", "--json"])
+        .code(2);
+}
