@@ -476,6 +476,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;kb;sync' {
             [CompletionResult]::new('--full', '--full', [CompletionResultType]::ParameterName, 'Rebuild from scratch')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the counts as JSON')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')

@@ -1983,7 +1983,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__sync)
-            opts="-q -h --full --json --quiet --help"
+            opts="-q -h --full --json --watch --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

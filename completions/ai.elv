@@ -437,6 +437,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;kb;sync'= {
             cand --full 'Rebuild from scratch'
             cand --json 'Print the counts as JSON'
+            cand --watch 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'

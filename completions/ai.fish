@@ -270,6 +270,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l full -d 'Rebuild from scratch'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l json -d 'Print the counts as JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l watch -d 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'

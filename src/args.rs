@@ -393,6 +393,9 @@ pub(crate) enum KbAction {
         /// Print the counts as JSON.
         #[arg(long)]
         json: bool,
+        /// After the sync, keep watching the folders and sync what changes (Ctrl+C ends it).
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
     },
     /// List knowledge bases.
     List {

@@ -77,6 +77,10 @@ pub fn main() -> i32 {
         };
         return i32::from(done.is_err());
     }
+    // `ai __pdf-text`: the bounded child that reads a PDF for a knowledge base.
+    if args.get(1).is_some_and(|a| a == "__pdf-text") {
+        return kb::document::pdf_child();
+    }
     // Bare `ai` at a terminal: there is nothing to send; show what can be done.
     if args.len() == 1 && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         let help = <Cli as clap::CommandFactory>::command().render_help();

@@ -40,6 +40,8 @@ mod hostile_signals;
 mod kb;
 #[path = "suite/kb_embed.rs"]
 mod kb_embed;
+#[path = "suite/kb_files.rs"]
+mod kb_files;
 #[path = "suite/kb_hostile.rs"]
 mod kb_hostile;
 #[path = "suite/kb_notes.rs"]
