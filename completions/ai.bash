@@ -314,7 +314,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -c -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve usage mcp kb help"
+            opts="-F -q -y -c -i -h -V --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve usage mcp kb help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -372,7 +372,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat)
-            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list search show export import delete rename retry compact gc new help"
+            opts="-F -q -y -c -i -h --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list search show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -752,7 +752,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__retry)
-            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -h --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1848,7 +1848,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__reply)
-            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -h --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= h/help V/version
+    string join \n F/file= keep-attachments dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -34,6 +34,7 @@ complete -c ai -n "__fish_ai_needs_command" -l tools-file -d 'Domain tools over 
 complete -c ai -n "__fish_ai_needs_command" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_needs_command" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_needs_command" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -83,6 +84,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -144,6 +146,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -195,6 +198,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l tools-file -d 'Domain to
 complete -c ai -n "__fish_ai_using_subcommand reply" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'

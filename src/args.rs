@@ -42,6 +42,11 @@ pub(crate) struct CallArgs {
     )]
     pub(crate) files: Vec<PathBuf>,
 
+    /// Keep a copy of each attached image or PDF in the chat's folder (otherwise the chat
+    /// records only its name, type, size and SHA-256).
+    #[arg(long, conflicts_with = "no_chat")]
+    pub(crate) keep_attachments: bool,
+
     /// Print the exact program, arguments and prompt that would run; run nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,

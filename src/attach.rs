@@ -254,6 +254,127 @@ pub(crate) fn check(route: &Route, attachments: &[Attachment], config: &Config) 
     Ok(())
 }
 
+/// The file name of a kept copy: the start of its hash (the same file is kept once), then its
+/// own name made plain (`3f2a9c01d4e5-my_photo.png`).
+pub(crate) fn kept_name(a: &Attachment) -> String {
+    let plain: String = a
+        .file_name()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    let plain = plain.trim_start_matches('.');
+    format!(
+        "{}-{}",
+        a.sha256.get(..12).unwrap_or("0"),
+        if plain.is_empty() { "file" } else { plain }
+    )
+}
+
+/// Write the kept copies of `attachments` into the chat's folder (0700, files 0600), each
+/// through a temporary file renamed into place; one already there is left as it is.
+pub(crate) fn keep(
+    store: &crate::chat::store::Store,
+    id: &str,
+    attachments: &[Attachment],
+) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = store.files_dir(id);
+    for a in attachments {
+        let (Some(name), Some(data)) = (&a.kept, &a.data) else {
+            continue;
+        };
+        if store.kept_path(id, name).is_some() {
+            continue;
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| Error::io("create", &dir, e))?;
+        let path = dir.join(name);
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut f| {
+                f.write_all(&data.0)?;
+                f.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io("write", &path, e));
+        }
+    }
+    Ok(())
+}
+
+/// Earlier turns' kept copies (`--keep-attachments`) go again, whole, to an HTTP provider (or
+/// echo) that takes them, so the model can look at them again; within what it takes in one
+/// request together with this turn's. Others stay a line that says what was attached. A CLI
+/// is not pointed into the chat's folder (its own file tools may not reach it).
+pub(crate) fn resend_kept(
+    store: &crate::chat::store::Store,
+    id: &str,
+    route: &Route,
+    config: &Config,
+    messages: &mut [crate::conversation::Message],
+    fresh: &[Attachment],
+) {
+    if !matches!(route.provider, Provider::Http(_) | Provider::Echo) {
+        return;
+    }
+    let mut sent: Vec<Attachment> = fresh.to_vec();
+    for m in messages.iter_mut() {
+        for p in m.parts.iter_mut() {
+            let crate::conversation::Part::Attachment(a) = p else {
+                continue;
+            };
+            let Some(path) = a.kept.as_deref().and_then(|k| store.kept_path(id, k)) else {
+                continue;
+            };
+            let mut with = a.clone();
+            with.data = None;
+            // Only a copy still whole (its hash as recorded) is sent.
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            if bytes.len() as u64 != a.size || crate::media::sha256_hex(&bytes) != a.sha256 {
+                continue;
+            }
+            with.data = Some(crate::media::Data(std::sync::Arc::new(bytes)));
+            sent.push(with.clone());
+            if check(route, &sent, config).is_ok() {
+                *a = with;
+            } else {
+                sent.pop();
+            }
+        }
+    }
+}
+
+/// An attachment as its message records it (no bytes).
+pub(crate) fn record(a: &Attachment) -> crate::chat::record::AttachmentRec {
+    crate::chat::record::AttachmentRec {
+        name: a.name.clone(),
+        media_type: a.media_type.clone(),
+        size: a.size,
+        sha256: a.sha256.clone(),
+        url: None,
+        kept: a.kept.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,7 +60,15 @@ pub(crate) fn run(
     }
 
     // All input is read before any chat is locked: stdin may take its time.
-    let input::Given { files, attachments } = input::read_files(&args.files, &ctx.ui)?;
+    let input::Given {
+        files,
+        mut attachments,
+    } = input::read_files(&args.files, &ctx.ui)?;
+    if args.keep_attachments {
+        for a in &mut attachments {
+            a.kept = Some(crate::attach::kept_name(a));
+        }
+    }
     let stdin = if args.no_stdin {
         None
     } else {

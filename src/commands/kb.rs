@@ -130,7 +130,7 @@ fn model(ctx: &Ctx, action: ModelAction) -> Result<()> {
                     format!("{}{}", r.name, if r.default { " (default)" } else { "" }),
                     r.family.clone(),
                     r.dimensions.map(|d| d.to_string()).unwrap_or_default(),
-                    hub::human(r.size),
+                    crate::kb::local::human(r.size),
                     if r.downloaded { "yes" } else { "no" }.to_owned(),
                     r.languages.clone(),
                 ]);

@@ -219,12 +219,10 @@ impl Session {
             if signal::ending() {
                 return Err(Error::Interrupted);
             }
-            // Lines typed while a reply streamed, sent one after the other as if typed now.
-            let typed = {
-                let mut ed = lock(editor);
-                ed.keep_typed_ahead(&self.ctx.ui);
-                ed.next_ahead()
-            };
+            // Lines set aside while a tool's question was asked come first; all others
+            // (typed while a reply streamed, pasted in a burst) the line editor reads in
+            // order, one by one: it keeps what it read ahead between two reads.
+            let typed = lock(editor).next_ahead();
             let prompt = format!("{}> ", output::sanitize(&self.label));
             let text = match typed {
                 Some(text) => {

@@ -217,11 +217,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             c.rewrite_header(header)?;
         }
     }
-    let new = grounded_message(
-        prompt,
-        &sources,
-        std::mem::take(&mut opened.turn.attachments),
-    );
+    let new = grounded_message(prompt, &sources, opened.turn.attachments.clone());
     let Some(chat) = opened.chat.as_ref() else {
         return Ok(Prepared {
             system,
@@ -271,6 +267,14 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         ));
     }
     let mut messages = win.messages;
+    crate::attach::resend_kept(
+        &ctx.store,
+        &chat.id,
+        &route,
+        &ctx.config,
+        &mut messages,
+        &opened.turn.attachments,
+    );
     messages.push(new);
     // The summary leads the first user message, quoted: it is a record of the conversation,
     // not an instruction.
@@ -451,7 +455,7 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         messages: vec![grounded_message(
             prompt,
             &sources,
-            std::mem::take(&mut opened.turn.attachments),
+            opened.turn.attachments.clone(),
         )],
         prior_weight: 0,
         turn_no: 1,

@@ -437,3 +437,206 @@ fn ollama_run_gets_a_dot_path_and_no_gif() {
     let out = env.run(&["-F", "a.gif", "ollama:llava", "what?"]).code(2);
     assert!(out.stderr.contains("GIF image"), "{}", out.stderr);
 }
+
+// ---- the chat records what was attached; later turns say so ----
+
+fn sha256(bytes: &[u8]) -> String {
+    use ring::digest;
+    digest::digest(&digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn the_chat_records_attachments_and_later_turns_say_what_was_attached() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("a cat", 1, 1)]),
+        Reply::sse(&[&oa_stream("grey", 1, 1)]),
+    ]);
+    let env = world("openai", &s);
+    let out = env.run(&["-F", "cat.png", "openai:gpt-test", "what is it?"]);
+    out.ok();
+    let id = out.chat_id();
+    let m = env.messages(&id);
+    assert_eq!(
+        m[0]["attachments"],
+        json!([{"name": "cat.png", "type": "image/png", "size": png().len(), "sha256": sha256(&png())}])
+    );
+    // The bytes are not in the chat file, nor anywhere under the home folder.
+    let text = String::from_utf8(env.bytes(&id)).unwrap();
+    assert!(!text.contains(&b64(&png())), "{text}");
+    assert!(!env.home.join("chats").join(format!("{id}.files")).exists());
+    // The next turn says what was attached, and does not send it again.
+    env.run(&["chat", &id, "what colour?"]).ok();
+    let body = &s.requests()[1].json();
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "user", "content": format!("[attached earlier: cat.png, image/png, {} B]\n\nwhat is it?", png().len())})
+    );
+    assert!(!body.to_string().contains(&b64(&png())));
+    // chat show lists it.
+    let shown = env.run(&["chat", "show", &id]).success();
+    assert!(
+        shown.stdout.contains(&format!(
+            "attached: cat.png (image/png, {} B, sha256 {})",
+            png().len(),
+            &sha256(&png())[..12]
+        )),
+        "{}",
+        shown.stdout
+    );
+    assert!(!shown.stdout.contains("kept as"), "{}", shown.stdout);
+}
+
+#[test]
+fn a_cli_later_turn_gets_the_note_in_its_transcript() {
+    let env = Env::new();
+    env.project_file("doc.pdf", pdf());
+    let out = env.run(&["-F", "doc.pdf", "sonnet", "sum up"]).success();
+    let id = out.chat_id();
+    env.run(&["chat", &id, "and the title?"]).success();
+    let stdin = env.stdin_text("claude");
+    assert!(
+        stdin.contains(&format!(
+            "[attached earlier: doc.pdf, application/pdf, {} B]",
+            pdf().len()
+        )),
+        "{stdin}"
+    );
+    assert!(
+        !stdin.contains("read it from the working directory"),
+        "{stdin}"
+    );
+}
+
+#[test]
+fn a_kept_copy_is_in_the_chat_folder_sent_again_and_deleted_with_the_chat() {
+    let s = Server::start(vec![
+        Reply::sse(&[&an_start(1), &an_text("a cat"), &an_end(1)]),
+        Reply::sse(&[&an_start(1), &an_text("grey"), &an_end(1)]),
+    ]);
+    let env = world("anthropic", &s);
+    let out = env.run(&[
+        "--keep-attachments",
+        "-F",
+        "cat.png",
+        "anthropic:claude-test",
+        "what is it?",
+    ]);
+    out.ok();
+    let id = out.chat_id();
+    let kept = format!("{}-cat.png", &sha256(&png())[..12]);
+    let m = env.messages(&id);
+    assert_eq!(m[0]["attachments"][0]["kept"], kept.as_str());
+    let dir = env.home.join("chats").join(format!("{id}.files"));
+    let path = dir.join(&kept);
+    assert_eq!(std::fs::read(&path).unwrap(), png());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    // The next turn sends the kept copy again, whole.
+    env.run(&["chat", &id, "what colour?"]).ok();
+    let body = s.requests()[1].json();
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!([
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&png())}},
+            {"type": "text", "text": "what is it?"}
+        ])
+    );
+    let shown = env.run(&["chat", "show", &id]).success();
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("kept as {}", path.display())),
+        "{}",
+        shown.stdout
+    );
+    // A kept copy that changed is not sent (its hash no longer matches): the note instead.
+    std::fs::write(&path, b"\x89PNG\r\n\x1a\nchanged").unwrap();
+    let s2 = Server::start(vec![Reply::sse(&[
+        &an_start(1),
+        &an_text("ok"),
+        &an_end(1),
+    ])]);
+    let mut env2 = env;
+    env2.set("ANTHROPIC_BASE_URL", &s2.url());
+    env2.run(&["chat", &id, "again?"]).ok();
+    let first = s2.only().json()["messages"][0]["content"].clone();
+    assert!(
+        first
+            .as_str()
+            .is_some_and(|t| t.starts_with("[attached earlier: cat.png")),
+        "{first}"
+    );
+    // Deleting the chat deletes its folder.
+    env2.run(&["chat", "delete", &id]).success();
+    assert!(!dir.exists());
+}
+
+#[test]
+fn keep_attachments_needs_a_chat() {
+    let env = Env::echo();
+    env.project_file("cat.png", png());
+    env.run(&[
+        "--keep-attachments",
+        "--no-chat",
+        "-F",
+        "cat.png",
+        "echo",
+        "q",
+    ])
+    .code(2);
+}
+
+#[test]
+fn serve_shows_the_attachment_line_and_serves_no_bytes() {
+    use crate::serve::{TOKEN, http, json, serve};
+    let env = Env::echo();
+    env.project_file("cat.png", png());
+    let out = env.run(&["-F", "cat.png", "echo", "what is it?"]).success();
+    assert!(
+        out.stdout.contains("[attached: cat.png, image/png,"),
+        "{}",
+        out.stdout
+    );
+    let id = out.chat_id();
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let (status, body) = http(s.port, "GET", &format!("/chats/{id}"), Some(TOKEN), b"");
+    assert_eq!(status, 200, "{body}");
+    let v = json(&body);
+    assert_eq!(v["messages"][0]["attachments"][0]["name"], "cat.png");
+    assert!(!body.contains(&b64(&png())));
+    assert!(
+        !body.contains(&env.path("cat.png").display().to_string()),
+        "{body}"
+    );
+    // In the page: one line under "You".
+    let Some(browser) = crate::support::webdriver::Browser::start() else {
+        return;
+    };
+    let base = format!("http://127.0.0.1:{}", s.port);
+    browser.go(&format!("{base}/#token={TOKEN}"));
+    browser.wait("the page", "return document.body.dataset.ready === '1'");
+    browser.wait(
+        "the chat list",
+        &format!("return document.querySelector('#chats li[data-id=\"{id}\"]') !== null"),
+    );
+    browser.click(&format!("#chats li[data-id='{id}'] button"));
+    let line = browser.wait(
+        "the attachment line",
+        "const a = document.querySelector('.msg.user .attachment'); return a && a.textContent;",
+    );
+    assert_eq!(
+        line,
+        json!(format!("attached: cat.png (image/png, {} B)", png().len()))
+    );
+}

@@ -700,3 +700,76 @@ fn a_model_changed_on_disk_is_loaded_again_in_a_session() {
     let (code, rest) = term.finish();
     assert_eq!(code, Some(0), "{rest}");
 }
+
+#[test]
+fn ai_serve_keeps_the_model_loaded_for_the_searches_of_its_children() {
+    let env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    let token = "a-token-of-twenty-chars";
+    let served = crate::serve::serve(&env, &["--token", token], &[("AI_DEBUG", "models")]);
+    let auth = format!("Authorization: Bearer {token}");
+    // Each search is an `ai kb search` child; only the server loads the model, once.
+    for (q, want) in [
+        ("Datenbank", "backup.md"),
+        ("Bahnhof", "train.md"),
+        ("Datenbank", "backup.md"),
+    ] {
+        let a = crate::serve::request(
+            served.port,
+            "GET",
+            &format!("/kb/notes/search?q={q}&k=3"),
+            &[&auth],
+            b"",
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        let hits = a.json();
+        assert_eq!(hits[0]["path"], want, "{q}: {hits}");
+    }
+    let log = served.log();
+    assert_eq!(loads(&log), 1, "{log}");
+}
+
+#[test]
+fn the_default_model_gone_and_offline_names_the_pull_command_in_search_and_sync() {
+    let mut env = Env::echo();
+    // A stand-in for potion-multilingual-128M on a Hub mirror (its files are not pinned).
+    let files = repo_files(&env, "minishlab/potion-multilingual-128M");
+    let hub = hub(files, &[], &[]);
+    env.set("HF_ENDPOINT", &hub.server.url());
+    let dir = notes(&env);
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", "local"])
+        .success();
+    env.run(&["kb", "model", "remove", "potion-multilingual-128M"])
+        .success();
+    env.set("HF_ENDPOINT", &closed_port_url());
+    // A search still answers by keywords, and says how to get the model back.
+    let out = env
+        .run(&["kb", "search", "notes", "Bahnhof", "--json"])
+        .success();
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+    // A grounded turn too.
+    let out = env.run(&["--kb", "notes", "Bahnhof?"]).success();
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+    // A sync needs the model: it fails, naming the command.
+    env.project_file("notes/more.md", "# More\n\nApple butter.\n");
+    let out = env.run(&["kb", "sync", "notes"]);
+    assert_ne!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+}

@@ -38,8 +38,9 @@ fn lines_typed_while_a_reply_streams_are_sent_after_it_in_order() {
     term.send("second\rthird\r");
     term.expect("third");
     env.release();
-    term.expect("gemini> second");
-    term.expect("gemini> third");
+    // Each read by the line editor at its prompt, one by one.
+    term.expect(&format!("second{ENTERED}"));
+    term.expect(&format!("third{ENTERED}"));
     term.expect("gemini> ");
     end(term);
     assert_eq!(asked(&env), ["first", "second", "third"]);
@@ -310,4 +311,22 @@ fn replies_show_their_markdown_styled_on_a_terminal_unless_config_turns_it_off()
         "{shown:?}"
     );
     end(term);
+}
+
+#[test]
+fn lines_pasted_in_one_burst_at_the_prompt_are_each_sent_in_order() {
+    let env = Env::echo();
+    let mut term = Terminal::start(&env, "-i");
+    term.expect(PROMPT);
+    // Many lines in one write, while the line editor reads (no bracketed paste: a terminal
+    // that does not mark pastes, or a program typing); more than the editor reads at once.
+    let lines: Vec<String> = (1..=100).map(|i| format!("burst line {i}")).collect();
+    term.send(&lines.iter().map(|l| format!("{l}\r")).collect::<String>());
+    // One answer each (a line lost would leave this waiting, and the test failing).
+    for _ in &lines {
+        term.expect("echo: model echo");
+    }
+    term.expect(PROMPT);
+    end(term);
+    assert_eq!(asked(&env), lines);
 }
