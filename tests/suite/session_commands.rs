@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::{Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply, say};
+use crate::support::{ENTERED, Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply, say};
 
 const PROMPT: &str = "echo> ";
 
