@@ -62,6 +62,8 @@ mod process;
 mod prompts;
 #[path = "suite/run_confirm.rs"]
 mod run_confirm;
+#[path = "suite/saved_prompts.rs"]
+mod saved_prompts;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/serve_browser.rs"]

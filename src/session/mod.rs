@@ -158,6 +158,7 @@ fn refuse(args: &CallArgs) -> Result<()> {
         (args.cmd, "--cmd"),
         (args.run, "--run"),
         (!args.files.is_empty(), "--file"),
+        (args.prompting.saved_prompt.is_some(), "--prompt"),
     ];
     if let Some((_, name)) = refused.iter().find(|(given, _)| *given) {
         return Err(Error::usage(format!("-i cannot be used with {name}")).hint(
