@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= keep-attachments dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= p/prompt= v/var= h/help V/version
+    string join \n F/file= keep-attachments dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= p/prompt= v/var= schema= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -36,6 +36,7 @@ complete -c ai -n "__fish_ai_needs_command" -l mcp -d 'Start an MCP server of co
 complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_needs_command" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_needs_command" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_needs_command" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_needs_command" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -89,6 +90,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -153,6 +155,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -207,6 +210,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l mcp -d 'Start an MCP ser
 complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'

@@ -143,6 +143,11 @@ pub(crate) struct PromptArgs {
     /// A variable of the saved prompt (repeat): -v lang=German.
     #[arg(short = 'v', long = "var", value_name = "NAME=VALUE", value_parser = crate::prompts::parse_var, requires = "saved_prompt")]
     pub(crate) vars: Vec<(String, String)>,
+
+    /// The reply is JSON that fits this schema: a file, '{json schema}', or 'name str, age int,
+    /// tags [str]'. Checked, asked again once, else exit 1.
+    #[arg(long, value_name = "SCHEMA", allow_hyphen_values = true)]
+    pub(crate) schema: Option<String>,
 }
 
 /// The tool-calling options of a prompt call (boxed: most calls have none).

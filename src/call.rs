@@ -59,6 +59,18 @@ pub(crate) fn run(
         ground::check(&ctx.home, &ctx.config, names)?;
     }
 
+    // `--schema`: read and checked before anything is read or sent.
+    let schema = match &args.prompting.schema {
+        Some(spec) => {
+            if modes.cmd || modes.run {
+                return Err(Error::usage("--schema cannot be used with cmd or run")
+                    .hint("leave out one of them"));
+            }
+            Some(crate::schema::parse(spec)?)
+        }
+        None => None,
+    };
+
     // A saved prompt (`-p NAME`) is found before anything is read.
     let saved = match &args.prompting.saved_prompt {
         Some(name) => Some(crate::prompts::find(&ctx.home.dir, &ctx.config, name)?),
@@ -129,6 +141,7 @@ pub(crate) fn run(
         prompt,
         title,
         attachments,
+        schema,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {

@@ -45,6 +45,7 @@ mod prompts;
 mod reserved;
 mod route;
 mod sanitize;
+mod schema;
 mod serve;
 mod session;
 mod several;
@@ -254,9 +255,11 @@ fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
             return Err(error::Error::usage("-c cannot be used with `chat retry`")
                 .hint("name the chat: ai chat retry ID"));
         }
-        if call.prompting.saved_prompt.is_some() {
-            return Err(error::Error::usage("-p cannot be used with `chat retry`")
-                .hint("a retry resends the prompt as it was saved"));
+        if call.prompting.saved_prompt.is_some() || call.prompting.schema.is_some() {
+            return Err(
+                error::Error::usage("-p and --schema cannot be used with `chat retry`")
+                    .hint("a retry resends the prompt as it was saved"),
+            );
         }
         return commands::retry::run(&call, &id, model.as_deref());
     }

@@ -66,6 +66,8 @@ mod prompts;
 mod run_confirm;
 #[path = "suite/saved_prompts.rs"]
 mod saved_prompts;
+#[path = "suite/schema.rs"]
+mod schema;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/serve_browser.rs"]

@@ -19,6 +19,8 @@ pub(crate) struct Turn {
     pub(crate) title: String,
     /// Images and PDFs sent with the prompt (`-F photo.png`).
     pub(crate) attachments: Vec<crate::media::Attachment>,
+    /// `--schema`: the reply must be JSON that fits it.
+    pub(crate) schema: Option<serde_json::Value>,
 }
 
 /// The chat a turn belongs to.
