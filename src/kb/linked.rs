@@ -33,6 +33,17 @@ pub(crate) fn has_links(conn: &Connection) -> rusqlite::Result<bool> {
     .map(|n| n > 0)
 }
 
+/// A link of a note, as the index keeps it (its target resolved when read: [`links`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Written {
+    /// A wikilink's target name as written (`[[Name#h|label]]` → `Name`), a markdown link's path
+    /// from the folder's root (`../b.md` from `a/x.md` → `b.md`), or a note's Zettelkasten ID.
+    pub(crate) name: String,
+    /// The file line it is on.
+    pub(crate) line: u32,
+    pub(crate) wiki: bool,
+}
+
 /// A link of a note and the note it reaches (none: unresolved, kept as written).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Link {

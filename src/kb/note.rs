@@ -32,16 +32,8 @@ pub(crate) struct Note {
     pub(crate) links: Vec<Link>,
 }
 
-/// A link of a note, as the index keeps it (its target resolved when read, [`super::linked`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Link {
-    /// A wikilink's target name as written (`[[Name#h|label]]` → `Name`), a markdown link's path
-    /// from the folder's root (`../b.md` from `a/x.md` → `b.md`), or a note's Zettelkasten ID.
-    pub(crate) name: String,
-    /// The file line it is on.
-    pub(crate) line: u32,
-    pub(crate) wiki: bool,
-}
+/// A link of a note, as the index keeps it.
+pub(crate) use super::linked::Written as Link;
 
 /// Read the note at `rel` (relative to the root, '/'-separated) from its text.
 pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {

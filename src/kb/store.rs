@@ -318,7 +318,7 @@ pub(crate) trait Store {
     /// are made; an index without links has every note marked to be read again, to fill them.
     fn prepare_sync(&self) -> StoreResult<()>;
     /// The links of note `n`, as it reads now.
-    fn set_links(&self, n: i64, links: &[super::note::Link]) -> StoreResult<()>;
+    fn set_links(&self, n: i64, links: &[super::linked::Written]) -> StoreResult<()>;
     /// Documents (HTML, PDF) that gave no text: path, size, mtime, why.
     fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>>;
     /// Record that the document at `path` gave no text (with `Some(why)`), or that it did.

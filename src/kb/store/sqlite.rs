@@ -708,7 +708,7 @@ impl Store for Sqlite {
             .map_err(|e| self.damaged(&e))
     }
 
-    fn set_links(&self, n: i64, links: &[crate::kb::note::Link]) -> StoreResult<()> {
+    fn set_links(&self, n: i64, links: &[linked::Written]) -> StoreResult<()> {
         self.conn
             .prepare_cached("DELETE FROM links WHERE note = ?1")
             .and_then(|mut st| st.execute([n]))
