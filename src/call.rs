@@ -63,6 +63,7 @@ pub(crate) fn run(
     let input::Given {
         files,
         mut attachments,
+        pages,
     } = input::read_files(&args.files, &ctx.ui)?;
     if args.keep_attachments {
         for a in &mut attachments {
@@ -101,6 +102,7 @@ pub(crate) fn run(
         prompt,
         title,
         attachments,
+        pages,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {
