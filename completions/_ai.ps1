@@ -65,6 +65,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -99,6 +104,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
+            [CompletionResult]::new('prompt', 'prompt', [CompletionResultType]::ParameterValue, 'Saved prompts: add, list, show, edit, remove; use one with -p NAME')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -145,6 +151,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -250,6 +261,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -365,6 +381,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -459,6 +480,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;kb;sync' {
             [CompletionResult]::new('--full', '--full', [CompletionResultType]::ParameterName, 'Rebuild from scratch')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the counts as JSON')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -610,6 +632,87 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;kb;help;help' {
             break
         }
+        'ai;prompt' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List saved prompts (yours, then those of config "prompts.dirs")')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Edit a saved prompt in $VISUAL or $EDITOR')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a saved prompt of yours')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;prompt;add' {
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'Its system prompt')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model it uses when the call names none')
+            [CompletionResult]::new('--description', '--description', [CompletionResultType]::ParameterName, 'What it does, in a few words')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace a prompt of that name')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;list' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;show' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;edit' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;remove' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;help' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List saved prompts (yours, then those of config "prompts.dirs")')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Edit a saved prompt in $VISUAL or $EDITOR')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a saved prompt of yours')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;prompt;help;add' {
+            break
+        }
+        'ai;prompt;help;list' {
+            break
+        }
+        'ai;prompt;help;show' {
+            break
+        }
+        'ai;prompt;help;edit' {
+            break
+        }
+        'ai;prompt;help;remove' {
+            break
+        }
+        'ai;prompt;help;help' {
+            break
+        }
         'ai;help' {
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Detect installed backend CLIs and local Ollama models; write the config')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show every alias by provider, and whether it can be used now')
@@ -621,6 +724,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
+            [CompletionResult]::new('prompt', 'prompt', [CompletionResultType]::ParameterValue, 'Saved prompts: add, list, show, edit, remove; use one with -p NAME')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -740,6 +844,29 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;kb;model;remove' {
+            break
+        }
+        'ai;help;prompt' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List saved prompts (yours, then those of config "prompts.dirs")')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Edit a saved prompt in $VISUAL or $EDITOR')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a saved prompt of yours')
+            break
+        }
+        'ai;help;prompt;add' {
+            break
+        }
+        'ai;help;prompt;list' {
+            break
+        }
+        'ai;help;prompt;show' {
+            break
+        }
+        'ai;help;prompt;edit' {
+            break
+        }
+        'ai;help;prompt;remove' {
             break
         }
         'ai;help;help' {

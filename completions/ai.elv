@@ -62,6 +62,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -96,6 +101,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+            cand prompt 'Saved prompts: add, list, show, edit, remove; use one with -p NAME'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;init'= {
@@ -137,6 +143,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -234,6 +245,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -332,6 +348,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -420,6 +441,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;kb;sync'= {
             cand --full 'Rebuild from scratch'
             cand --json 'Print the counts as JSON'
+            cand --watch 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
@@ -543,6 +565,74 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;kb;help;help'= {
         }
+        &'ai;prompt'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand add 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+            cand list 'List saved prompts (yours, then those of config "prompts.dirs")'
+            cand show 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+            cand edit 'Edit a saved prompt in $VISUAL or $EDITOR'
+            cand remove 'Delete a saved prompt of yours'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;prompt;add'= {
+            cand --system 'Its system prompt'
+            cand --model 'The model it uses when the call names none'
+            cand --description 'What it does, in a few words'
+            cand --force 'Replace a prompt of that name'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;list'= {
+            cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;show'= {
+            cand --json 'Print JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;edit'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;remove'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;help'= {
+            cand add 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+            cand list 'List saved prompts (yours, then those of config "prompts.dirs")'
+            cand show 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+            cand edit 'Edit a saved prompt in $VISUAL or $EDITOR'
+            cand remove 'Delete a saved prompt of yours'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;prompt;help;add'= {
+        }
+        &'ai;prompt;help;list'= {
+        }
+        &'ai;prompt;help;show'= {
+        }
+        &'ai;prompt;help;edit'= {
+        }
+        &'ai;prompt;help;remove'= {
+        }
+        &'ai;prompt;help;help'= {
+        }
         &'ai;help'= {
             cand init 'Detect installed backend CLIs and local Ollama models; write the config'
             cand list 'Show every alias by provider, and whether it can be used now'
@@ -554,6 +644,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+            cand prompt 'Saved prompts: add, list, show, edit, remove; use one with -p NAME'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;help;init'= {
@@ -641,6 +732,23 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;kb;model;list'= {
         }
         &'ai;help;kb;model;remove'= {
+        }
+        &'ai;help;prompt'= {
+            cand add 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+            cand list 'List saved prompts (yours, then those of config "prompts.dirs")'
+            cand show 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+            cand edit 'Edit a saved prompt in $VISUAL or $EDITOR'
+            cand remove 'Delete a saved prompt of yours'
+        }
+        &'ai;help;prompt;add'= {
+        }
+        &'ai;help;prompt;list'= {
+        }
+        &'ai;help;prompt;show'= {
+        }
+        &'ai;help;prompt;edit'= {
+        }
+        &'ai;help;prompt;remove'= {
         }
         &'ai;help;help'= {
         }

@@ -130,6 +130,27 @@ pub(crate) struct CallArgs {
     /// Tool calling: --tools, --data, --tools-file, --tool, --mcp, --max-tool-rounds.
     #[command(flatten)]
     pub(crate) tooling: Box<ToolArgs>,
+
+    /// Saved prompts and structured output: -p, -v, --schema.
+    #[command(flatten)]
+    pub(crate) prompting: Box<PromptArgs>,
+}
+
+/// A saved prompt and its variables, and the shape of the reply (boxed: most calls have none).
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct PromptArgs {
+    /// Use saved prompt NAME (`ai prompt list`): the input fills its {input}.
+    #[arg(short = 'p', long = "prompt", value_name = "NAME")]
+    pub(crate) saved_prompt: Option<String>,
+
+    /// A variable of the saved prompt (repeat): -v lang=German.
+    #[arg(short = 'v', long = "var", value_name = "NAME=VALUE", value_parser = crate::prompts::parse_var, requires = "saved_prompt")]
+    pub(crate) vars: Vec<(String, String)>,
+
+    /// The reply is JSON that fits this schema: a file, '{json schema}', or 'name str, age int,
+    /// tags [str]'. Checked, asked again once, else exit 1.
+    #[arg(long, value_name = "SCHEMA", allow_hyphen_values = true)]
+    pub(crate) schema: Option<String>,
 }
 
 /// The tool-calling options of a prompt call (boxed: most calls have none).
@@ -286,6 +307,54 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: KbAction,
     },
+    /// Saved prompts: add, list, show, edit, remove; use one with -p NAME.
+    Prompt {
+        #[command(subcommand)]
+        action: PromptAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptAction {
+    /// Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without
+    /// TEXT, the whole file (front matter and all) is read from standard input.
+    Add {
+        /// Letters, digits, _ and -.
+        name: String,
+        /// The template: {input} is the call's input, {NAME} a variable, {NAME=default} one
+        /// with a default.
+        #[arg(allow_hyphen_values = true)]
+        text: Option<String>,
+        /// Its system prompt.
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        system: Option<String>,
+        /// The model it uses when the call names none.
+        #[arg(long, value_name = "ALIAS")]
+        model: Option<String>,
+        /// What it does, in a few words.
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+        /// Replace a prompt of that name.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List saved prompts (yours, then those of config "prompts.dirs").
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it).
+    Show {
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Edit a saved prompt in $VISUAL or $EDITOR.
+    Edit { name: String },
+    /// Delete a saved prompt of yours.
+    Remove { name: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -327,6 +396,9 @@ pub(crate) enum KbAction {
         /// Print the counts as JSON.
         #[arg(long)]
         json: bool,
+        /// After the sync, keep watching the folders and sync what changes (Ctrl+C ends it).
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
     },
     /// List knowledge bases.
     List {

@@ -59,6 +59,24 @@ pub(crate) fn run(
         ground::check(&ctx.home, &ctx.config, names)?;
     }
 
+    // `--schema`: read and checked before anything is read or sent.
+    let schema = match &args.prompting.schema {
+        Some(spec) => {
+            if modes.cmd || modes.run {
+                return Err(Error::usage("--schema cannot be used with cmd or run")
+                    .hint("leave out one of them"));
+            }
+            Some(crate::schema::parse(spec)?)
+        }
+        None => None,
+    };
+
+    // A saved prompt (`-p NAME`) is found before anything is read.
+    let saved = match &args.prompting.saved_prompt {
+        Some(name) => Some(crate::prompts::find(&ctx.home.dir, &ctx.config, name)?),
+        None => None,
+    };
+
     // All input is read before any chat is locked: stdin may take its time.
     let input::Given {
         files,
@@ -79,10 +97,33 @@ pub(crate) fn run(
             &ctx.ui,
         )?
     };
-    let prompt = input::assemble(&files, stdin, &parsed.prompt);
+    let mut prompt = input::assemble(&files, stdin, &parsed.prompt);
     drop(files);
+    let mut saved_system = None;
+    let mut turn_models = parsed.models;
+    if let Some(p) = &saved {
+        let filled = p.fill(&args.prompting.vars, &prompt, !attachments.is_empty())?;
+        prompt = filled.text;
+        saved_system = filled.system;
+        // The prompt's model, when the call names none and starts a chat.
+        if let Some(m) = &p.model
+            && turn_models.is_empty()
+            && matches!(
+                parsed.chat,
+                ChatRef::Plain | ChatRef::New | ChatRef::Named(_)
+            )
+        {
+            match crate::alias::resolve(m, &ctx.config)? {
+                Some(route) => turn_models.push(route),
+                None => {
+                    return Err(crate::alias::unknown(m, &ctx.config)
+                        .with_detail(&format!("(the model of saved prompt '{}')", p.name)));
+                }
+            }
+        }
+    }
     if prompt.trim().is_empty() {
-        let label = parsed.models.first().map_or("sonnet", |r| r.label.as_str());
+        let label = turn_models.first().map_or("sonnet", |r| r.label.as_str());
         if let Some(a) = attachments.first() {
             return Err(Error::usage("no prompt given").hint(format!(
                 "say what to do with it: ai {label} -F {} \"what is in this?\"",
@@ -94,7 +135,6 @@ pub(crate) fn run(
         )));
     }
     let title = title_of(&parsed.prompt, &prompt);
-    let turn_models = parsed.models;
     let turn = Turn {
         route: turn_models.first().cloned(),
         modes,
@@ -103,6 +143,7 @@ pub(crate) fn run(
         title,
         attachments,
         pages,
+        schema,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {
@@ -115,7 +156,11 @@ pub(crate) fn run(
         ChatRef::Existing(id) => Target::Existing(id),
         ChatRef::Last => Target::Existing(last_chat(&ctx)?),
     };
-    let opts = options_with_tools(&ctx, args)?;
+    let mut opts = options_with_tools(&ctx, args)?;
+    if opts.system.is_none() {
+        // `--system` wins over the saved prompt's.
+        opts.system = saved_system;
+    }
     // `ai echo chat glm5 "…"` reads as two models; with `chat` that is surely a slip (a
     // continuation meant), and it would bill a second provider.
     if turn_models.len() > 1 && chat_word {

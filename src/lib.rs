@@ -41,9 +41,11 @@ mod modes;
 mod output;
 mod present;
 mod prices;
+mod prompts;
 mod reserved;
 mod route;
 mod sanitize;
+mod schema;
 mod serve;
 mod session;
 mod several;
@@ -75,6 +77,10 @@ pub fn main() -> i32 {
             _ => commands::completions::complete(&kind),
         };
         return i32::from(done.is_err());
+    }
+    // `ai __pdf-text`: the bounded child that reads a PDF for a knowledge base.
+    if args.get(1).is_some_and(|a| a == "__pdf-text") {
+        return kb::document::pdf_child();
     }
     // Bare `ai` at a terminal: there is nothing to send; show what can be done.
     if args.len() == 1 && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -164,6 +170,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
         Some(Command::Completions { shell }) => commands::completions::run(shell),
         Some(Command::Usage { since, by, json }) => commands::usage::run(since, by, json, &ui),
         Some(Command::Kb { action }) => commands::kb::run(action, cli.call.quiet),
+        Some(Command::Prompt { action }) => commands::prompt::run(action, cli.call.quiet),
         Some(Command::Mcp {
             kb,
             no_kb,
@@ -248,6 +255,10 @@ fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
         if call.continue_last {
             return Err(error::Error::usage("-c cannot be used with `chat retry`")
                 .hint("name the chat: ai chat retry ID"));
+        }
+        if call.prompting.saved_prompt.is_some() {
+            return Err(error::Error::usage("-p cannot be used with `chat retry`")
+                .hint("a retry resends the prompt as it was saved"));
         }
         return commands::retry::run(&call, &id, model.as_deref());
     }

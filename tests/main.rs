@@ -42,6 +42,8 @@ mod hostile_signals;
 mod kb;
 #[path = "suite/kb_embed.rs"]
 mod kb_embed;
+#[path = "suite/kb_files.rs"]
+mod kb_files;
 #[path = "suite/kb_hostile.rs"]
 mod kb_hostile;
 #[path = "suite/kb_notes.rs"]
@@ -64,6 +66,10 @@ mod process;
 mod prompts;
 #[path = "suite/run_confirm.rs"]
 mod run_confirm;
+#[path = "suite/saved_prompts.rs"]
+mod saved_prompts;
+#[path = "suite/schema.rs"]
+mod schema;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/serve_browser.rs"]

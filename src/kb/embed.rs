@@ -273,12 +273,19 @@ impl Embedder {
         let h = match &self.kind {
             Kind::Http(h) => h,
             Kind::Local(l) => {
+                let texts: Vec<&str> = inputs.iter().map(|i| i.text).collect();
+                // A child of `ai serve` or `ai mcp`: the server has the model loaded.
+                if purpose == Purpose::Query
+                    && l.model.get().is_none()
+                    && let Some(v) = crate::kb::local::service::query(&self.spec, &texts)
+                {
+                    return Ok(v);
+                }
                 let m = l.get()?;
                 let role = match purpose {
                     Purpose::Document => crate::kb::local::Role::Passage,
                     Purpose::Query => crate::kb::local::Role::Query,
                 };
-                let texts: Vec<&str> = inputs.iter().map(|i| i.text).collect();
                 return m.embed(&texts, role);
             }
         };

@@ -12,6 +12,7 @@
 //! - `ground`: what a grounded turn adds to its prompt.
 
 pub(crate) mod chunk;
+pub(crate) mod document;
 pub(crate) mod embed;
 pub(crate) mod fresh;
 mod glob;
@@ -142,9 +143,13 @@ impl Searcher {
                 if self.embedder.is_some() =>
             {
                 ui.warn(&format!(
-                    "{}; searching {} by keywords only",
+                    "{}; searching {} by keywords only{}",
                     e.to_string().trim_end_matches('.'),
-                    self.index.name
+                    self.index.name,
+                    // How to get the model back (`ai kb model pull NAME`), when it says.
+                    e.hint_text()
+                        .map(|h| format!("\nhint: {h}"))
+                        .unwrap_or_default()
                 ));
                 search::search(&self.index, query, k, None, deadline)
             }

@@ -212,6 +212,8 @@ pub(crate) fn run(opts: &Options) -> Result<()> {
     let config = Config::load(&home)?;
     let exposed = Arc::new(exposed(opts, &config)?);
     drop(config);
+    // Searches run as children: they embed their queries with the local model kept here.
+    crate::kb::local::service::start(&home.dir);
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     answer_on_panic();
     let calls: Calls = Arc::new(Mutex::new(HashMap::new()));
@@ -269,6 +271,7 @@ pub(crate) fn run(opts: &Options) -> Result<()> {
     for t in threads {
         let _ = t.join();
     }
+    crate::kb::local::service::stop();
     if crate::signal::interrupted() {
         return Err(Error::Interrupted);
     }

@@ -106,6 +106,10 @@ pub(crate) fn start(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Query embeddings from the local model this server keeps loaded.
+    if let Some(socket) = crate::kb::local::service::socket() {
+        cmd.env(crate::kb::local::service::ENV, socket);
+    }
     let mut child = cmd.spawn()?;
     let group = ChildGroup::register(child.id());
     // Bounded: a client slow to read holds the child back rather than filling memory.

@@ -64,6 +64,7 @@ impl Session {
                     title: String::new(),
                     attachments: Vec::new(),
                     pages: Vec::new(),
+                    schema: None,
                 };
                 self.run_turn(&Target::Existing(id), turn, Kind::Retry)
             }

@@ -106,11 +106,14 @@ impl Editor {
         Ok(Read::Message(text))
     }
 
-    /// The lines typed (and ended with Enter) while a reply streamed: the terminal kept them,
-    /// but the line editor would read them all in one go and keep only the first. Read here,
-    /// one by one, while the terminal still hands over whole lines; each is a message (lines
-    /// ending in `\` joined), added to the history. A line not yet ended stays where it is and
-    /// shows up at the next prompt. Kept in order until [`Editor::next_ahead`] takes them.
+    /// The lines typed (and ended with Enter) while a reply streamed, set aside before a
+    /// tool's question is asked, so that none is taken for the answer. Read here, one by one,
+    /// while the terminal still hands over whole lines; each is a message (lines ending in `\`
+    /// joined), added to the history. A line not yet ended stays where it is and shows up at
+    /// the next prompt. Kept in order until [`Editor::next_ahead`] takes them. (Without a
+    /// question, the line editor reads such lines itself at its next prompts: with its
+    /// `buffer-redux` feature it keeps what it read ahead from one read to the next, where it
+    /// dropped all but the first line of a burst.)
     pub(super) fn keep_typed_ahead(&mut self, ui: &Ui) {
         let typed = self.typed_ahead(ui);
         self.ahead.extend(typed);

@@ -158,6 +158,8 @@ fn refuse(args: &CallArgs) -> Result<()> {
         (args.cmd, "--cmd"),
         (args.run, "--run"),
         (!args.files.is_empty(), "--file"),
+        (args.prompting.saved_prompt.is_some(), "--prompt"),
+        (args.prompting.schema.is_some(), "--schema"),
     ];
     if let Some((_, name)) = refused.iter().find(|(given, _)| *given) {
         return Err(Error::usage(format!("-i cannot be used with {name}")).hint(
@@ -219,12 +221,10 @@ impl Session {
             if signal::ending() {
                 return Err(Error::Interrupted);
             }
-            // Lines typed while a reply streamed, sent one after the other as if typed now.
-            let typed = {
-                let mut ed = lock(editor);
-                ed.keep_typed_ahead(&self.ctx.ui);
-                ed.next_ahead()
-            };
+            // Lines set aside while a tool's question was asked come first; all others
+            // (typed while a reply streamed, pasted in a burst) the line editor reads in
+            // order, one by one: it keeps what it read ahead between two reads.
+            let typed = lock(editor).next_ahead();
             let prompt = format!("{}> ", output::sanitize(&self.label));
             let text = match typed {
                 Some(text) => {
@@ -391,6 +391,7 @@ impl Session {
             title,
             attachments: std::mem::take(&mut self.attachments),
             pages: Vec::new(),
+            schema: None,
         };
         let target = match &self.chat {
             Some(id) => Target::Existing(id.clone()),

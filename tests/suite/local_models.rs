@@ -140,6 +140,12 @@ pub(crate) fn notes(env: &Env) -> PathBuf {
     env.project.join("notes")
 }
 
+/// `ai kb add notes` over [`notes`], embedded with `embed`.
+fn add_notes(env: &Env, embed: &str) -> Out {
+    let dir = notes(env);
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", embed])
+}
+
 pub(crate) fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 temp path")
 }
@@ -205,11 +211,7 @@ fn a_model_folder_without_tokenizer_is_refused_and_nothing_is_saved() {
     let model = env.root.join("model");
     static_model(&model, "F32", 8);
     std::fs::remove_file(model.join("tokenizer.json")).unwrap();
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .code(2);
+    let out = add_notes(&env, &format!("local:{}", s(&model))).code(2);
     assert!(out.stderr.contains("has no tokenizer.json"), "{out:#?}");
     assert!(out.stderr.contains("hint:"), "{out:#?}");
     assert_eq!(bases(&env), 0);
@@ -226,11 +228,7 @@ fn a_safetensors_file_that_is_not_one_is_refused() {
         b"<html>rate limited</html>",
     )
     .unwrap();
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .code(2);
+    let out = add_notes(&env, &format!("local:{}", s(&model))).code(2);
     assert!(
         out.stderr.contains("is not a usable safetensors file"),
         "{out:#?}"
@@ -248,11 +246,7 @@ fn a_tokenizer_of_another_model_is_refused() {
     let many: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     std::fs::write(model.join("tokenizer.json"), tokenizer_json(&many)).unwrap();
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .code(2);
+    let out = add_notes(&env, &format!("local:{}", s(&model))).code(2);
     assert!(out.stderr.contains("does not match its model"), "{out:#?}");
     assert_eq!(bases(&env), 0);
 }
@@ -447,16 +441,7 @@ fn pull_follows_redirects_records_hashes_and_lists_and_removes() {
     assert_eq!(default["downloaded"], false);
     // Used by name, offline from now on: the server is asked nothing more.
     let before = hub.gets.lock().unwrap().len();
-    let dir = notes(&env);
-    env.run(&[
-        "kb",
-        "add",
-        "notes",
-        s(&dir),
-        "--embed",
-        "local:someone/tiny",
-    ])
-    .success();
+    add_notes(&env, "local:someone/tiny").success();
     assert_eq!(hub.gets.lock().unwrap().len(), before);
     assert_eq!(
         search(&env, "Datenbank").first().map(String::as_str),
@@ -492,16 +477,7 @@ fn a_cut_download_fails_then_resumes_where_it_stopped() {
         t.ends_with("model.safetensors") && r.as_deref().is_some_and(|r| r != "bytes=0-")
     });
     assert!(resumed, "the second pull asked for the rest only: {gets:?}");
-    let dir = notes(&env);
-    env.run(&[
-        "kb",
-        "add",
-        "notes",
-        s(&dir),
-        "--embed",
-        "local:someone/tiny",
-    ])
-    .success();
+    add_notes(&env, "local:someone/tiny").success();
     assert_eq!(
         search(&env, "Bahnhof").first().map(String::as_str),
         Some("train.md")
@@ -538,10 +514,7 @@ fn a_file_that_does_not_match_its_pinned_hash_is_refused_and_not_kept() {
 fn offline_the_error_names_the_pull_command_and_the_manual_way() {
     let mut env = Env::echo();
     env.set("HF_ENDPOINT", &closed_port_url());
-    let dir = notes(&env);
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", "local"])
-        .code(1);
+    let out = add_notes(&env, "local").code(1);
     assert!(out.stderr.contains("cannot download"), "{out:#?}");
     assert!(
         out.stderr
@@ -726,4 +699,77 @@ fn a_model_changed_on_disk_is_loaded_again_in_a_session() {
     term.send("\x04");
     let (code, rest) = term.finish();
     assert_eq!(code, Some(0), "{rest}");
+}
+
+#[test]
+fn ai_serve_keeps_the_model_loaded_for_the_searches_of_its_children() {
+    let env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    let token = "a-token-of-twenty-chars";
+    let served = crate::serve::serve(&env, &["--token", token], &[("AI_DEBUG", "models")]);
+    let auth = format!("Authorization: Bearer {token}");
+    // Each search is an `ai kb search` child; only the server loads the model, once.
+    for (q, want) in [
+        ("Datenbank", "backup.md"),
+        ("Bahnhof", "train.md"),
+        ("Datenbank", "backup.md"),
+    ] {
+        let a = crate::serve::request(
+            served.port,
+            "GET",
+            &format!("/kb/notes/search?q={q}&k=3"),
+            &[&auth],
+            b"",
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        let hits = a.json();
+        assert_eq!(hits[0]["path"], want, "{q}: {hits}");
+    }
+    let log = served.log();
+    assert_eq!(loads(&log), 1, "{log}");
+}
+
+#[test]
+fn the_default_model_gone_and_offline_names_the_pull_command_in_search_and_sync() {
+    let mut env = Env::echo();
+    // A stand-in for potion-multilingual-128M on a Hub mirror (its files are not pinned).
+    let files = repo_files(&env, "minishlab/potion-multilingual-128M");
+    let hub = hub(files, &[], &[]);
+    env.set("HF_ENDPOINT", &hub.server.url());
+    let dir = notes(&env);
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", "local"])
+        .success();
+    env.run(&["kb", "model", "remove", "potion-multilingual-128M"])
+        .success();
+    env.set("HF_ENDPOINT", &closed_port_url());
+    // A search still answers by keywords, and says how to get the model back.
+    let out = env
+        .run(&["kb", "search", "notes", "Bahnhof", "--json"])
+        .success();
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+    // A grounded turn too.
+    let out = env.run(&["--kb", "notes", "Bahnhof?"]).success();
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+    // A sync needs the model: it fails, naming the command.
+    env.project_file("notes/more.md", "# More\n\nApple butter.\n");
+    let out = env.run(&["kb", "sync", "notes"]);
+    assert_ne!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
 }

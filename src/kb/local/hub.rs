@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::Source;
+use super::{Source, human};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 use crate::signal;
@@ -312,6 +312,11 @@ fn complete(dir: &Path) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Whether `dir` holds a complete, undamaged-looking download.
+pub(crate) fn is_complete(dir: &Path) -> bool {
+    matches!(complete(dir), Ok(true))
 }
 
 fn damaged(dir: &Path, why: &str) -> Error {
@@ -757,20 +762,6 @@ fn fetch(
         size: done,
         sha256: sha,
     }))
-}
-
-/// A byte count for people: 31 MB, 1.2 GB.
-pub(crate) fn human(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.0} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} kB", b / 1e3)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 /// A download's progress line on stderr (terminal only, never with -q).

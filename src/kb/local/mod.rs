@@ -15,6 +15,7 @@ pub(crate) mod bert;
 #[cfg(feature = "bert")]
 pub(crate) mod cross;
 pub(crate) mod hub;
+pub(crate) mod service;
 mod static_model;
 pub(crate) mod weights;
 
@@ -283,7 +284,7 @@ pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>> {
         return Err(Error::usage(format!(
             "{} is larger than the {} such a file may take",
             path.display(),
-            hub::human(max)
+            human(max)
         ))
         .hint("it is not a file of a local embedding model: download the model again (ai kb model pull NAME), or replace the file"));
     }
@@ -364,6 +365,15 @@ impl Source {
             Source::Builtin(b) => format!("local:{}", b.name),
             Source::Repo(r) => format!("local:{r}"),
             Source::Folder(p) => format!("local:{}", p.display()),
+        }
+    }
+
+    /// Where a Hub model lives once downloaded (`None` for a folder).
+    pub(crate) fn hub_dir(&self, home: &Path) -> Option<PathBuf> {
+        match self {
+            Source::Builtin(b) => Some(hub::model_dir(home, b.repo)),
+            Source::Repo(r) => Some(hub::model_dir(home, r)),
+            Source::Folder(_) => None,
         }
     }
 
@@ -450,3 +460,17 @@ impl Stamp {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// A byte count for people: 31 MB, 1.2 GB.
+pub(crate) fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} kB", b / 1e3)
+    } else {
+        format!("{bytes} bytes")
+    }
+}

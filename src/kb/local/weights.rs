@@ -35,8 +35,8 @@ impl Weights {
             return Err(Error::usage(format!(
                 "{} holds {}, more than the {} a local model may take",
                 path.display(),
-                super::hub::human(size),
-                super::hub::human(MAX_WEIGHTS)
+                super::human(size),
+                super::human(MAX_WEIGHTS)
             ))
             .hint("local embedding models are small (the built-in ones under 1 GB): is it the right file?"));
         }
