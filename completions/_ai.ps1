@@ -54,8 +54,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('devstral', 'devstral', [CompletionResultType]::ParameterValue, 'openrouter mistralai/devstral-2512:free')
             [CompletionResult]::new('oss', 'oss', [CompletionResultType]::ParameterValue, 'openrouter openai/gpt-oss-120b:free')
             [CompletionResult]::new('echo', 'echo', [CompletionResultType]::ParameterValue, 'echo echo')
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -140,8 +140,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat' {
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -250,8 +250,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat;retry' {
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -370,8 +370,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;reply' {
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')

@@ -51,8 +51,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand 'devstral' 'openrouter mistralai/devstral-2512:free'
             cand 'oss' 'openrouter openai/gpt-oss-120b:free'
             cand 'echo' 'echo echo'
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -132,8 +132,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;chat'= {
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -234,8 +234,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;chat;retry'= {
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -337,8 +337,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;chat;help;help'= {
         }
         &'ai;reply'= {
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'

@@ -24,7 +24,7 @@ function __fish_ai_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c ai -n "__fish_ai_needs_command" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_needs_command" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_needs_command" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_needs_command" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -78,7 +78,7 @@ complete -c ai -n "__fish_ai_using_subcommand default" -s q -l quiet -d 'Print o
 complete -c ai -n "__fish_ai_using_subcommand default" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -143,7 +143,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -198,7 +198,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Delete chats not used for a while'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "new" -d 'Create an empty chat and print its ID (for scripts)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ai -n "__fish_ai_using_subcommand reply" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand reply" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r

@@ -34,9 +34,12 @@ pub(crate) struct Cli {
 #[derive(Debug, Args, Default, Clone)]
 pub(crate) struct CallArgs {
     /// Send files as context: a file, or a folder's top-level files (repeat, or join with commas).
+    /// An image or a PDF is attached whole (also `-a`, `--attach`).
     #[arg(
         short = 'F',
         long = "file",
+        short_alias = 'a',
+        alias = "attach",
         value_name = "PATH[,PATH]",
         value_delimiter = ','
     )]

@@ -81,6 +81,7 @@ pub(crate) fn run(
     let input::Given {
         files,
         mut attachments,
+        pages,
     } = input::read_files(&args.files, &ctx.ui)?;
     if args.keep_attachments {
         for a in &mut attachments {
@@ -141,6 +142,7 @@ pub(crate) fn run(
         prompt,
         title,
         attachments,
+        pages,
         schema,
     };
     let chat_word = parsed.chat == ChatRef::New;

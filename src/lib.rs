@@ -54,6 +54,7 @@ mod target;
 mod tools;
 mod turn;
 mod usage;
+mod web;
 
 use clap::Parser;
 

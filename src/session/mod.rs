@@ -390,6 +390,7 @@ impl Session {
             prompt,
             title,
             attachments: std::mem::take(&mut self.attachments),
+            pages: Vec::new(),
             schema: None,
         };
         let target = match &self.chat {
