@@ -129,6 +129,12 @@ pub(crate) fn fetch(given: &str) -> Result<Page> {
     let sha256 = crate::media::sha256_hex(&bytes);
     let size = bytes.len() as u64;
     let text = if html {
+        if let Some(depth) = too_deep(&bytes) {
+            return Err(Error::usage(format!(
+                "cannot use -F {shown}: its elements nest {depth} deep, more than the {MAX_NESTING} ai reads"
+            ))
+            .hint("save the part that matters to a file and give that"));
+        }
         readable(&bytes)
     } else {
         String::from_utf8_lossy(&bytes).into_owned()
@@ -158,6 +164,56 @@ pub(crate) fn fetch(given: &str) -> Result<Page> {
     })
 }
 
+/// How deep HTML elements may nest before a page is refused: turning HTML into text takes
+/// time that grows with the square of the depth (100,000 nested `<div>`s, 1 MB, ran for
+/// minutes); real pages nest a few dozen deep.
+pub(crate) const MAX_NESTING: usize = 1000;
+
+/// The depth `html` nests its elements to, when it is over [`MAX_NESTING`]. A tag count, not
+/// a parse: elements whose end tag may be left out (`p`, `li`, `td`…) and void elements
+/// (`br`, `img`…) are not counted, so it does not count past the depth a parser builds
+/// on pages that leave end tags out.
+pub(crate) fn too_deep(html: &[u8]) -> Option<usize> {
+    const UNCOUNTED: &[&str] = &[
+        "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "rb", "rt", "rp",
+        "colgroup", "caption", "thead", "tbody", "tfoot", "html", "head", "body", "area", "base",
+        "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
+        "param", "keygen", "frame", "basefont", "isindex",
+    ];
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'<', &html[i..]) {
+        let at = i + k + 1;
+        let closing = html.get(at) == Some(&b'/');
+        let start = if closing { at + 1 } else { at };
+        let name_len = html[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        i = start + name_len;
+        if name_len == 0 || !html[start].is_ascii_alphabetic() {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&html[start..start + name_len]).to_ascii_lowercase();
+        if UNCOUNTED.contains(&name.as_str()) {
+            continue;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+            continue;
+        }
+        // `<x ... />` closes itself.
+        let end = memchr::memchr(b'>', &html[i..]).map_or(html.len(), |e| i + e);
+        if end > 0 && html.get(end - 1) == Some(&b'/') {
+            continue;
+        }
+        depth += 1;
+        deepest = deepest.max(depth);
+    }
+    (deepest > MAX_NESTING).then_some(deepest)
+}
+
 /// HTML as readable text: headings as `#` lines, lists, tables laid out; links as their text;
 /// no scripts or styles. (The same settings the knowledge bases use for HTML notes.)
 pub(crate) fn readable(html: &[u8]) -> String {
@@ -179,6 +235,20 @@ mod tests {
         assert!(!is_url("httpfile.txt"));
         assert!(!is_url("./https://x"));
         assert!(!is_url("ftp://x"));
+    }
+
+    #[test]
+    fn nesting_is_bounded_without_counting_end_tags_left_out() {
+        let deep = format!("{}x{}", "<div>".repeat(5000), "</div>".repeat(5000));
+        assert_eq!(too_deep(deep.as_bytes()), Some(5000));
+        let siblings = "<div><span>a</span><br><img src=x/></div>".repeat(10_000);
+        assert_eq!(too_deep(siblings.as_bytes()), None);
+        // Thousands of paragraphs and list items without end tags are not depth.
+        let open = format!("<ul>{}</ul>{}", "<li>x".repeat(5000), "<p>y".repeat(5000));
+        assert_eq!(too_deep(open.as_bytes()), None);
+        let selfclosed = "<div/>".repeat(5000);
+        assert_eq!(too_deep(selfclosed.as_bytes()), None);
+        assert_eq!(too_deep(b"< 3 <- > <!-- <div --> </>"), None);
     }
 
     #[test]

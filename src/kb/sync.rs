@@ -422,6 +422,10 @@ fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
     }
     let text = scan::decode(&bytes);
     if entry.kind == chunk::Kind::Html {
+        // Turning HTML into text takes time that grows with the square of its nesting.
+        if crate::web::too_deep(text.as_bytes()).is_some() {
+            return Read::Unread(document::Unread::TooCostly);
+        }
         let (title, body) = document::html(&text);
         if body.trim().is_empty() {
             return Read::Unread(document::Unread::NoText);

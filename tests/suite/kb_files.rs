@@ -666,3 +666,34 @@ fn sync_watch_refuses_json() {
     env.run(&["kb", "sync", "vault", "--watch", "--json"])
         .code(2);
 }
+
+/// An HTML file nested 100,000 elements deep (1 MB) kept `kb add` busy for minutes, deaf to
+/// Ctrl+C: turning HTML into text costs the square of its depth. It is skipped as too costly
+/// and the rest of the folder is indexed.
+#[test]
+fn html_nested_too_deep_is_skipped_as_too_costly() {
+    let env = Env::echo();
+    let dir = folder(&env, &[("note.md", "A note about espresso.\n")]);
+    let deep = format!(
+        "<html><body>{}x{}</body></html>",
+        "<div>".repeat(100_000),
+        "</div>".repeat(100_000)
+    );
+    std::fs::write(dir.join("deep.html"), deep).unwrap();
+    std::fs::write(
+        dir.join("fine.html"),
+        "<html><head><title>Grinder</title></head><body><h1>Burrs</h1><p>Conical burrs.</body></html>",
+    )
+    .unwrap();
+    let out = add(&env, &dir);
+    assert!(out.stdout.contains("2 notes"), "{}", out.stdout);
+    assert!(out.stderr.contains("1 without text"), "{}", out.stderr);
+    let stats = env.run(&["kb", "stats", "vault", "--skipped"]).success();
+    assert!(
+        stats
+            .stdout
+            .contains("without text        deep.html (too costly to read (memory or time limit))"),
+        "{}",
+        stats.stdout
+    );
+}
