@@ -77,12 +77,21 @@ fn add(
                     "--system, --model and --description go with TEXT; a file on standard input holds them in its front matter",
                 ));
             }
-            let mut s = String::new();
+            const MAX: usize = 1024 * 1024;
+            let mut bytes = Vec::new();
             std::io::stdin()
-                .take(1024 * 1024 + 1)
-                .read_to_string(&mut s)
+                .take(MAX as u64 + 1)
+                .read_to_end(&mut bytes)
                 .map_err(|e| Error::usage(format!("cannot read standard input: {e}")))?;
-            s
+            // Cut at the limit, it would be saved as a prompt that no longer reads back.
+            if bytes.len() > MAX {
+                return Err(Error::usage(
+                    "the prompt on standard input is larger than 1 MiB, the most a prompt may be",
+                )
+                .hint("a saved prompt is a template; keep the material it works on out of it and pass it as input"));
+            }
+            String::from_utf8(bytes)
+                .map_err(|_| Error::usage("the prompt on standard input is not UTF-8 text"))?
         }
     };
     // What is saved must read back: check it before writing.

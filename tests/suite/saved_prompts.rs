@@ -447,3 +447,27 @@ fn calls_that_cannot_take_a_saved_prompt_say_so() {
         out.stderr
     );
 }
+
+/// A template over 1 MiB on standard input was cut at the limit, saved (exit 0) and then
+/// skipped by every list as too large: it is refused whole, and nothing is written.
+#[test]
+fn a_prompt_too_large_on_stdin_is_refused_and_nothing_is_saved() {
+    let env = Env::new();
+    let big = format!("{} {{input}}\n", "x".repeat(2 * 1024 * 1024));
+    let out = env
+        .ai()
+        .args(["prompt", "add", "big"])
+        .write_stdin(big.as_str())
+        .run()
+        .code(2);
+    assert!(out.stderr.contains("larger than 1 MiB"), "{}", out.stderr);
+    assert!(!env.home.join("prompts/big.md").exists());
+    let out = env
+        .ai()
+        .args(["prompt", "add", "latin1"])
+        .write_stdin(&b"Summarize \xe9: {input}\n"[..])
+        .run()
+        .code(2);
+    assert!(out.stderr.contains("not UTF-8"), "{}", out.stderr);
+    assert!(!env.home.join("prompts/latin1.md").exists());
+}
