@@ -42,6 +42,8 @@ mod kb_embed;
 mod kb_hostile;
 #[path = "suite/kb_notes.rs"]
 mod kb_notes;
+#[path = "suite/kb_pg.rs"]
+mod kb_pg;
 #[path = "suite/layering.rs"]
 mod layering;
 #[path = "suite/local_models.rs"]
