@@ -2,7 +2,6 @@
 //! themselves (tests/support/postgres.rs).
 
 use crate::support::postgres;
-
 #[test]
 fn the_test_server_has_pgvector_pg_trgm_and_unaccent() {
     let Some(pg) = postgres::shared() else {
@@ -25,4 +24,322 @@ fn the_test_server_has_pgvector_pg_trgm_and_unaccent() {
     );
     // Each test has a database of its own.
     assert_ne!(pg.database(), db);
+}
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::support::postgres::{PASSWORD, Pg};
+use crate::support::*;
+
+/// A few notes, German and English, linking to each other; their folder.
+fn notes(env: &Env) -> PathBuf {
+    env.project_file(
+        "notes/01_001_Datenbanksicherung_e0d27e3ad.md",
+        "# Datenbanksicherung\n\nJede Nacht sichern wir die Datenbank mit pg_dump auf das NAS. \
+         Die Straße zum Rechenzentrum ist über die Brücke.\n",
+    );
+    env.project_file(
+        "notes/01_002_Backups_of_the_database_a1b2c3d4e.md",
+        "# Backups of the database\n\nEvery night the database is backed up with pg_dump to the \
+         NAS. German notes: [[e0d27e3ad]].\n\n## Restore\n\nRestoring takes an hour; test it \
+         every month.\n",
+    );
+    env.project_file(
+        "notes/02_001_Apple_pie_recipe_f00dcafe1.md",
+        "---\naliases: [Apfelkuchen]\n---\n# Apple pie recipe\n\nApples, flour, butter and \
+         sugar; bake the pie for forty minutes.\n",
+    );
+    env.project_file(
+        "notes/sub/tea.md",
+        "# Brewing tea\n\nGreen tea wants water below boiling; see [[Apple pie recipe]].\n",
+    );
+    env.project.join("notes")
+}
+
+fn search(env: &Env, base: &str, query: &str) -> Vec<Value> {
+    let out = env.run(&["kb", "search", base, query, "--json"]).success();
+    out.json().as_array().expect("a JSON array").clone()
+}
+
+/// What a search found, without the scores (their scales differ between stores).
+fn found(hits: &[Value]) -> Vec<(String, String, Value)> {
+    hits.iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap_or_default().to_owned(),
+                h["path"].as_str().unwrap_or_default().to_owned(),
+                h["lines"].clone(),
+            )
+        })
+        .collect()
+}
+
+const QUERIES: &[&str] = &[
+    "database backup",
+    "sicherung",
+    "uber brucke",
+    "strasse",
+    "Apfelkuchen",
+    "restore every month",
+    "tea",
+];
+
+#[test]
+fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    let url = pg.url(&db);
+    let added = env
+        .run(&["kb", "add", "team", dir, "--store", &url, "--json"])
+        .success();
+    assert!(!added.stderr.contains(PASSWORD), "{added:#?}");
+    assert_eq!(added.json()["added"], 4, "{added:#?}");
+    for q in QUERIES {
+        let (a, b) = (search(&env, "local", q), search(&env, "team", q));
+        assert!(!a.is_empty(), "{q}: nothing found in SQLite");
+        assert_eq!(found(&a), found(&b), "{q}");
+        assert_eq!(a[0]["passage"], b[0]["passage"], "{q}");
+    }
+    // kb show: the same note, and the same notes linking to it.
+    let show = |base: &str| {
+        env.run(&["kb", "show", base, "Apple pie recipe", "--json"])
+            .success()
+            .json()
+    };
+    let (a, b) = (show("local"), show("team"));
+    assert_eq!(a["id"], b["id"]);
+    assert_eq!(a["linked_from"], b["linked_from"], "{a}\n{b}");
+    assert_eq!(b["linked_from"][0]["path"], "sub/tea.md", "{b}");
+    // kb stats: the same counts; kb list says where each lives, without the password.
+    let stats = |base: &str| env.run(&["kb", "stats", base, "--json"]).success().json();
+    let (a, b) = (stats("local"), stats("team"));
+    for k in ["notes", "chunks", "embedded"] {
+        assert_eq!(a[k], b[k], "{k}: {a}\n{b}");
+    }
+    let list = env.run(&["kb", "list"]).success();
+    assert!(
+        list.stdout.contains(&format!("127.0.0.1:{}", pg.port)),
+        "{list:#?}"
+    );
+    assert!(!list.stdout.contains(PASSWORD), "{list:#?}");
+    // The tables live in a schema of their own, with the schema version in its meta table.
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
+        ),
+        "1"
+    );
+    // A second sync with nothing changed changes nothing.
+    let again = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(again[0]["unchanged"], 4, "{again}");
+}
+
+#[test]
+fn hybrid_search_on_postgres_ranks_as_on_sqlite() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let server = embedding::server();
+    let env = Env::for_provider("openai", &server);
+    let dir = notes(&env);
+    let dir = dir.to_str().expect("UTF-8");
+    let embed = [
+        "--embed",
+        "openai:text-embedding-3-small",
+        "--dimensions",
+        "64",
+    ];
+    env.run(&[&["kb", "add", "local", dir][..], &embed].concat())
+        .success();
+    let url = pg.url(&db);
+    env.run(&[&["kb", "add", "team", dir, "--store", &url][..], &embed].concat())
+        .success();
+    for q in [
+        "apple pie with butter",
+        "nightly database dump",
+        "green tea",
+    ] {
+        let (a, b) = (search(&env, "local", q), search(&env, "team", q));
+        assert_eq!(found(&a), found(&b), "{q}");
+    }
+    // The vectors are in a vector(64) column with an HNSW index for cosine distance.
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+             WHERE attrelid = 'ai_kb_team.chunks'::regclass AND attname = 'vector'"
+        ),
+        "vector(64)"
+    );
+    assert!(
+        pg.psql(
+            &db,
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'ai_kb_team'"
+        )
+        .contains("hnsw (vector vector_cosine_ops)")
+    );
+    let stats = env.run(&["kb", "stats", "team", "--json"]).success().json();
+    assert_eq!(stats["embedded"], stats["chunks"], "{stats}");
+    // A model that answers in another size is refused, and nothing is written.
+    let before = pg.psql(
+        &db,
+        "SELECT count(*) FROM ai_kb_team.chunks WHERE vector IS NOT NULL",
+    );
+    let mut cfg = env.config();
+    cfg["kb"]["bases"]["team"]["dimensions"] = 32.into();
+    env.write_config(&cfg.to_string());
+    let out = env.run(&["kb", "sync", "team"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert!(out.error().contains("64-dimension"), "{out:#?}");
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM ai_kb_team.chunks WHERE vector IS NOT NULL"
+        ),
+        before
+    );
+}
+
+#[test]
+fn a_wrong_password_is_refused_without_showing_it() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let url = format!("postgres://postgres:wrong-pw-3X@127.0.0.1:{}/{db}", pg.port);
+    let out = env.run(&["kb", "add", "team", dir.to_str().unwrap(), "--store", &url]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.error().contains("refused the sign-in"), "{out:#?}");
+    assert!(
+        out.error().contains("password authentication failed"),
+        "{out:#?}"
+    );
+    assert!(out.stderr.contains("hint:"), "{out:#?}");
+    assert!(!out.stderr.contains("wrong-pw-3X"), "{out:#?}");
+    // The password may come from PGPASSWORD instead of the URL.
+    let mut env = env;
+    env.set("PGPASSWORD", PASSWORD);
+    let url = pg.url_without_password(&db);
+    env.run(&["kb", "add", "team2", dir.to_str().unwrap(), "--store", &url])
+        .success();
+}
+
+#[test]
+fn a_server_without_pgvector_is_named_as_such() {
+    let Some(pg) = Pg::start(false) else {
+        return;
+    };
+    let env = Env::new();
+    let dir = notes(&env);
+    let out = env.run(&[
+        "kb",
+        "add",
+        "team",
+        dir.to_str().unwrap(),
+        "--store",
+        &pg.url("postgres"),
+    ]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.error().contains("extension vector"), "{out:#?}");
+    assert!(out.stderr.contains("install pgvector"), "{out:#?}");
+    assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+}
+
+#[test]
+fn a_server_gone_mid_search_is_a_clear_error_and_nothing_is_written() {
+    let Some(pg) = Pg::start(true) else {
+        return;
+    };
+    let env = Env::new();
+    let dir = notes(&env);
+    env.run(&[
+        "kb",
+        "add",
+        "team",
+        dir.to_str().unwrap(),
+        "--store",
+        &pg.url("postgres"),
+    ])
+    .success();
+    let chats = env.path("home/chats");
+    let before = std::fs::read_dir(&chats).map_or(0, |d| d.count());
+    pg.stop();
+    let out = env.run(&["kb", "search", "team", "database"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(
+        out.error().contains(&format!("127.0.0.1:{}", pg.port)),
+        "{out:#?}"
+    );
+    assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+    assert_eq!(out.stdout, "");
+    // A grounded turn fails the same way, before anything is saved.
+    let out = env.run(&["sonnet", "--kb", "team", "how do backups work?"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert_eq!(std::fs::read_dir(&chats).map_or(0, |d| d.count()), before);
+}
+
+#[test]
+fn two_homes_syncing_one_base_at_once_neither_duplicate_nor_lose_notes() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let (a, b) = (Env::new(), Env::new());
+    let (da, dbb) = (notes(&a), notes(&b));
+    // Many notes, the same in both clones (matched by their IDs), and one each of their own.
+    for env in [&a, &b] {
+        for i in 0..300 {
+            env.project_file(
+                &format!("notes/many/n{i}.md"),
+                format!("---\nid: shared{i}\n---\n# Note {i}\n\nword{i} shared text.\n"),
+            );
+        }
+    }
+    a.project_file("notes/only_a.md", "# Only A\n\nalphaonly\n");
+    b.project_file("notes/only_b.md", "# Only B\n\nbetaonly\n");
+    a.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        da.display()
+    ));
+    b.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dbb.display()
+    ));
+    let mut pa = a.spawn(&["kb", "sync", "team"]);
+    let mut pb = b.spawn(&["kb", "sync", "team"]);
+    assert!(pa.wait_status().success());
+    assert!(pb.wait_status().success());
+    let ids = pg.psql(
+        &db,
+        "SELECT count(*), count(DISTINCT id) FROM ai_kb_team.notes",
+    );
+    // 304 shared notes; the note only one clone has is deleted by the other's sync when that
+    // one ran last (each sync makes the index its folder), so 305 or 304 + the last one's.
+    let (all, distinct) = ids.split_once('|').unwrap();
+    assert_eq!(all, distinct, "duplicate notes: {ids}");
+    let n: u32 = all.parse().unwrap();
+    assert_eq!(n, 305, "{ids}");
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM ai_kb_team.chunks c LEFT JOIN ai_kb_team.notes n ON n.n = c.note WHERE n.n IS NULL"
+        ),
+        "0"
+    );
+    for q in ["word7", "word299", "sicherung"] {
+        assert!(!search(&a, "team", q).is_empty(), "{q}");
+    }
 }
