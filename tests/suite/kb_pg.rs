@@ -343,3 +343,50 @@ fn two_homes_syncing_one_base_at_once_neither_duplicate_nor_lose_notes() {
         assert!(!search(&a, "team", q).is_empty(), "{q}");
     }
 }
+
+#[test]
+fn a_sync_killed_mid_way_leaves_a_sound_base_that_the_next_sync_finishes() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    // Enough notes for several transactions of 256.
+    for i in 0..700 {
+        env.project_file(
+            &format!("notes/many/n{i}.md"),
+            format!("# Note {i}\n\nword{i} and some shared text about backups.\n"),
+        );
+    }
+    let mut sync = env.spawn(&["kb", "sync", "team"]);
+    // Killed (SIGKILL) once a first batch is committed and before the last one is.
+    let count = || -> u32 {
+        let made = "SELECT count(*) FROM pg_tables WHERE schemaname = 'ai_kb_team' AND tablename = 'notes'";
+        if pg.psql(&db, made) == "0" {
+            return 0;
+        }
+        pg.psql(&db, "SELECT count(*) FROM ai_kb_team.notes")
+            .parse()
+            .unwrap_or(0)
+    };
+    wait_for("a first committed batch", || count() > 0);
+    sync.kill();
+    let _ = sync.wait_status();
+    let partial = count();
+    // Sound: every passage belongs to a note, every note has its passages.
+    let orphans = "SELECT (SELECT count(*) FROM ai_kb_team.chunks c LEFT JOIN ai_kb_team.notes n ON n.n = c.note WHERE n.n IS NULL)
+                        + (SELECT count(*) FROM ai_kb_team.notes n WHERE NOT EXISTS (SELECT 1 FROM ai_kb_team.chunks c WHERE c.note = n.n))";
+    assert_eq!(pg.psql(&db, orphans), "0");
+    // The lock died with it: the next sync runs and finishes the work.
+    let out = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(out[0]["notes"], 704, "{out} (after a kill at {partial})");
+    assert_eq!(count(), 704);
+    assert_eq!(pg.psql(&db, orphans), "0");
+    assert!(!search(&env, "team", "word699").is_empty());
+}
