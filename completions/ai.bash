@@ -40,6 +40,9 @@ _ai() {
             ai,mcp)
                 cmd="ai__subcmd__mcp"
                 ;;
+            ai,prompt)
+                cmd="ai__subcmd__prompt"
+                ;;
             ai,reply)
                 cmd="ai__subcmd__reply"
                 ;;
@@ -145,6 +148,9 @@ _ai() {
             ai__subcmd__help,mcp)
                 cmd="ai__subcmd__help__subcmd__mcp"
                 ;;
+            ai__subcmd__help,prompt)
+                cmd="ai__subcmd__help__subcmd__prompt"
+                ;;
             ai__subcmd__help,reply)
                 cmd="ai__subcmd__help__subcmd__reply"
                 ;;
@@ -219,6 +225,21 @@ _ai() {
                 ;;
             ai__subcmd__help__subcmd__kb__subcmd__model,remove)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__model__subcmd__remove"
+                ;;
+            ai__subcmd__help__subcmd__prompt,add)
+                cmd="ai__subcmd__help__subcmd__prompt__subcmd__add"
+                ;;
+            ai__subcmd__help__subcmd__prompt,edit)
+                cmd="ai__subcmd__help__subcmd__prompt__subcmd__edit"
+                ;;
+            ai__subcmd__help__subcmd__prompt,list)
+                cmd="ai__subcmd__help__subcmd__prompt__subcmd__list"
+                ;;
+            ai__subcmd__help__subcmd__prompt,remove)
+                cmd="ai__subcmd__help__subcmd__prompt__subcmd__remove"
+                ;;
+            ai__subcmd__help__subcmd__prompt,show)
+                cmd="ai__subcmd__help__subcmd__prompt__subcmd__show"
                 ;;
             ai__subcmd__kb,add)
                 cmd="ai__subcmd__kb__subcmd__add"
@@ -307,6 +328,42 @@ _ai() {
             ai__subcmd__kb__subcmd__model__subcmd__help,remove)
                 cmd="ai__subcmd__kb__subcmd__model__subcmd__help__subcmd__remove"
                 ;;
+            ai__subcmd__prompt,add)
+                cmd="ai__subcmd__prompt__subcmd__add"
+                ;;
+            ai__subcmd__prompt,edit)
+                cmd="ai__subcmd__prompt__subcmd__edit"
+                ;;
+            ai__subcmd__prompt,help)
+                cmd="ai__subcmd__prompt__subcmd__help"
+                ;;
+            ai__subcmd__prompt,list)
+                cmd="ai__subcmd__prompt__subcmd__list"
+                ;;
+            ai__subcmd__prompt,remove)
+                cmd="ai__subcmd__prompt__subcmd__remove"
+                ;;
+            ai__subcmd__prompt,show)
+                cmd="ai__subcmd__prompt__subcmd__show"
+                ;;
+            ai__subcmd__prompt__subcmd__help,add)
+                cmd="ai__subcmd__prompt__subcmd__help__subcmd__add"
+                ;;
+            ai__subcmd__prompt__subcmd__help,edit)
+                cmd="ai__subcmd__prompt__subcmd__help__subcmd__edit"
+                ;;
+            ai__subcmd__prompt__subcmd__help,help)
+                cmd="ai__subcmd__prompt__subcmd__help__subcmd__help"
+                ;;
+            ai__subcmd__prompt__subcmd__help,list)
+                cmd="ai__subcmd__prompt__subcmd__help__subcmd__list"
+                ;;
+            ai__subcmd__prompt__subcmd__help,remove)
+                cmd="ai__subcmd__prompt__subcmd__help__subcmd__remove"
+                ;;
+            ai__subcmd__prompt__subcmd__help,show)
+                cmd="ai__subcmd__prompt__subcmd__help__subcmd__show"
+                ;;
             *)
                 ;;
         esac
@@ -314,7 +371,7 @@ _ai() {
 
     case "${cmd}" in
         ai)
-            opts="-F -q -y -c -i -h -V --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve usage mcp kb help"
+            opts="-F -q -y -c -i -p -v -h -V --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --prompt --var --help --version claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo init list default completions chat reply serve usage mcp kb prompt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -364,6 +421,22 @@ _ai() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -372,7 +445,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat)
-            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list search show export import delete rename retry compact gc new help"
+            opts="-F -q -y -c -i -p -v -h --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --prompt --var --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo list search show export import delete rename retry compact gc new help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -419,6 +492,22 @@ _ai() {
                     return 0
                     ;;
                 --max-tool-rounds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -752,7 +841,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__chat__subcmd__retry)
-            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -p -v -h --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --prompt --var --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -799,6 +888,22 @@ _ai() {
                     return 0
                     ;;
                 --max-tool-rounds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -870,7 +975,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help)
-            opts="init list default completions chat reply serve usage mcp kb help"
+            opts="init list default completions chat reply serve usage mcp kb prompt help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1292,6 +1397,90 @@ _ai() {
         ai__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__prompt)
+            opts="add list show edit remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__prompt__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__prompt__subcmd__edit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__prompt__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__prompt__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__prompt__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1748,13 +1937,17 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__search)
-            opts="-k -q -h --json --quiet --help"
+            opts="-k -q -h --json --rerank --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rerank)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1847,8 +2040,202 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__prompt)
+            opts="-q -h --quiet --help add list show edit remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__add)
+            opts="-q -h --system --model --description --force --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --system)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__edit)
+            opts="-q -h --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help)
+            opts="add list show edit remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help__subcmd__edit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__list)
+            opts="-q -h --json --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__remove)
+            opts="-q -h --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__prompt__subcmd__show)
+            opts="-q -h --json --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__reply)
-            opts="-F -q -y -c -i -h --file --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
+            opts="-F -q -y -c -i -p -v -h --file --keep-attachments --dry-run --quiet --json --json-stream --yolo --cmd --run --yes --timeout --no-stdin --chat --continue --no-chat --no-wait --system --kb --no-kb --interactive --tools --data --tools-file --tool --mcp --max-tool-rounds --prompt --var --help claude haiku sonnet opus opus-m opus-h codex codex-m codex-h codex-xh gpt codex-max codex-mini gemini pro flash pro-2.5 flash-2.5 flash-lite qwen qwen-vision ollama glm glm5 glm4 glm-air mimo olmo deepseek chimera devstral oss echo"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1895,6 +2282,22 @@ _ai() {
                     return 0
                     ;;
                 --max-tool-rounds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1987,6 +2390,10 @@ _ai_dynamic() {
           || ${COMP_CWORD} -eq 3 && "${COMP_WORDS[1]}" == "chat" \
              && "${prev}" =~ ^(show|delete|rename|retry)$ ]]; then
         COMPREPLY+=( $(compgen -W "$(ai __complete chats 2>/dev/null | cut -f1)" -- "${cur}") )
+    elif [[ "${prev}" == "-p" || "${prev}" == "--prompt" \
+            || ${COMP_CWORD} -eq 3 && "${COMP_WORDS[1]}" == "prompt" \
+               && "${prev}" =~ ^(show|edit|remove)$ ]]; then
+        COMPREPLY+=( $(compgen -W "$(ai __complete prompts 2>/dev/null)" -- "${cur}") )
     elif [[ ${COMP_CWORD} -eq 1 && "${cur}" != -* ]]; then
         COMPREPLY+=( $(compgen -W "$(ai __complete models 2>/dev/null)" -- "${cur}") )
     fi

@@ -62,6 +62,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -95,6 +100,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+            cand prompt 'Saved prompts: add, list, show, edit, remove; use one with -p NAME'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;init'= {
@@ -136,6 +142,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -232,6 +243,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -329,6 +345,11 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --tool 'Offer a command tool of config "tools.commands" (repeat); each run is asked for'
             cand --mcp 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)'
             cand --max-tool-rounds 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)'
+            cand -p 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
+            cand -v 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -439,6 +460,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;kb;search'= {
             cand -k 'How many notes (1 to 1000)'
+            cand --rerank 'Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai), `local:NAME`, or a model alias; `off` for none (default: config kb.rerank)'
             cand --json 'Print JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
@@ -539,6 +561,74 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;kb;help;help'= {
         }
+        &'ai;prompt'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand add 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+            cand list 'List saved prompts (yours, then those of config "prompts.dirs")'
+            cand show 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+            cand edit 'Edit a saved prompt in $VISUAL or $EDITOR'
+            cand remove 'Delete a saved prompt of yours'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;prompt;add'= {
+            cand --system 'Its system prompt'
+            cand --model 'The model it uses when the call names none'
+            cand --description 'What it does, in a few words'
+            cand --force 'Replace a prompt of that name'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;list'= {
+            cand --json 'Print JSON instead of a table'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;show'= {
+            cand --json 'Print JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;edit'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;remove'= {
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;prompt;help'= {
+            cand add 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+            cand list 'List saved prompts (yours, then those of config "prompts.dirs")'
+            cand show 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+            cand edit 'Edit a saved prompt in $VISUAL or $EDITOR'
+            cand remove 'Delete a saved prompt of yours'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ai;prompt;help;add'= {
+        }
+        &'ai;prompt;help;list'= {
+        }
+        &'ai;prompt;help;show'= {
+        }
+        &'ai;prompt;help;edit'= {
+        }
+        &'ai;prompt;help;remove'= {
+        }
+        &'ai;prompt;help;help'= {
+        }
         &'ai;help'= {
             cand init 'Detect installed backend CLIs and local Ollama models; write the config'
             cand list 'Show every alias by provider, and whether it can be used now'
@@ -550,6 +640,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand usage 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
             cand mcp 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
             cand kb 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+            cand prompt 'Saved prompts: add, list, show, edit, remove; use one with -p NAME'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ai;help;init'= {
@@ -637,6 +728,23 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;kb;model;list'= {
         }
         &'ai;help;kb;model;remove'= {
+        }
+        &'ai;help;prompt'= {
+            cand add 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+            cand list 'List saved prompts (yours, then those of config "prompts.dirs")'
+            cand show 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+            cand edit 'Edit a saved prompt in $VISUAL or $EDITOR'
+            cand remove 'Delete a saved prompt of yours'
+        }
+        &'ai;help;prompt;add'= {
+        }
+        &'ai;help;prompt;list'= {
+        }
+        &'ai;help;prompt;show'= {
+        }
+        &'ai;help;prompt;edit'= {
+        }
+        &'ai;help;prompt;remove'= {
         }
         &'ai;help;help'= {
         }

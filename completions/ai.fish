@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= h/help V/version
+    string join \n F/file= keep-attachments dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= p/prompt= v/var= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -34,6 +34,9 @@ complete -c ai -n "__fish_ai_needs_command" -l tools-file -d 'Domain tools over 
 complete -c ai -n "__fish_ai_needs_command" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_needs_command" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_needs_command" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
+complete -c ai -n "__fish_ai_needs_command" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_needs_command" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_needs_command" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -61,6 +64,7 @@ complete -c ai -n "__fish_ai_needs_command" -a "serve" -d 'Serve the HTTP API fo
 complete -c ai -n "__fish_ai_needs_command" -a "usage" -d 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
 complete -c ai -n "__fish_ai_needs_command" -a "mcp" -d 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
 complete -c ai -n "__fish_ai_needs_command" -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+complete -c ai -n "__fish_ai_needs_command" -a "prompt" -d 'Saved prompts: add, list, show, edit, remove; use one with -p NAME'
 complete -c ai -n "__fish_ai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand init" -s h -l help -d 'Print help'
@@ -83,6 +87,9 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -144,6 +151,9 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -195,6 +205,9 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l tools-file -d 'Domain to
 complete -c ai -n "__fish_ai_using_subcommand reply" -l tool -d 'Offer a command tool of config "tools.commands" (repeat); each run is asked for' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l mcp -d 'Start an MCP server of config "mcp.servers" for this call and offer its tools (repeat)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l json -d 'Print one JSON object (reply, model, provider, timing) instead of the raw reply'
@@ -268,6 +281,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s k -d 'How many notes (1 to 1000)' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -l rerank -d 'Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai), `local:NAME`, or a model alias; `off` for none (default: config kb.rerank)' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -l json -d 'Print JSON'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from search" -s h -l help -d 'Print help'
@@ -291,17 +305,48 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "model" -d 'Local embedding models (--embed local): download, list, remove'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "reply" -d 'Continue the most recently used chat'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "usage" -d 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "mcp" -d 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
-complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -f -a "add" -d 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -f -a "list" -d 'List saved prompts (yours, then those of config "prompts.dirs")'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -f -a "show" -d 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -f -a "edit" -d 'Edit a saved prompt in $VISUAL or $EDITOR'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -f -a "remove" -d 'Delete a saved prompt of yours'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and not __fish_seen_subcommand_from add list show edit remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from add" -l system -d 'Its system prompt' -r
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from add" -l model -d 'The model it uses when the call names none' -r
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from add" -l description -d 'What it does, in a few words' -r
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from add" -l force -d 'Replace a prompt of that name'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from show" -l json -d 'Print JSON'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from edit" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from edit" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print only the reply and errors (no notices)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from help" -f -a "add" -d 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from help" -f -a "list" -d 'List saved prompts (yours, then those of config "prompts.dirs")'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from help" -f -a "edit" -d 'Edit a saved prompt in $VISUAL or $EDITOR'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Delete a saved prompt of yours'
+complete -c ai -n "__fish_ai_using_subcommand prompt; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "init" -d 'Detect installed backend CLIs and local Ollama models; write the config'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "list" -d 'Show every alias by provider, and whether it can be used now'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "default" -d 'Show, set or clear the model used when a call names none'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "completions" -d 'Print a shell completion script (completes aliases too)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "chat" -d 'Continue a chat (`ai chat ID [MODEL] "prompt"`), start one, or manage them'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "reply" -d 'Continue the most recently used chat'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "serve" -d 'Serve the HTTP API for models, calls and chats on 127.0.0.1'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "usage" -d 'Tokens and cost of past replies, from what the chats record (estimated where the backend reported none, and marked so)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "mcp" -d 'Serve your notes, chats and models to an agent as MCP tools (stdin/stdout)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "kb" -d 'Knowledge bases: index a folder of notes, search it, ground answers in it (--kb NAME)'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "prompt" -d 'Saved prompts: add, list, show, edit, remove; use one with -p NAME'
+complete -c ai -n "__fish_ai_using_subcommand help; and not __fish_seen_subcommand_from init list default completions chat reply serve usage mcp kb prompt help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "list" -d 'List chats, most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "search" -d 'Find chats by their words: every word, in any order and any case, in the title or the messages. Most recently used first'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from chat" -f -a "show" -d 'Show a chat\'s messages'
@@ -321,8 +366,16 @@ complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "show" -d 'Print one note'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "remove" -d 'Forget a knowledge base: deletes its index, never the notes'
 complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from kb" -f -a "model" -d 'Local embedding models (--embed local): download, list, remove'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from prompt" -f -a "add" -d 'Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without TEXT, the whole file (front matter and all) is read from standard input'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from prompt" -f -a "list" -d 'List saved prompts (yours, then those of config "prompts.dirs")'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from prompt" -f -a "show" -d 'Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it)'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from prompt" -f -a "edit" -d 'Edit a saved prompt in $VISUAL or $EDITOR'
+complete -c ai -n "__fish_ai_using_subcommand help; and __fish_seen_subcommand_from prompt" -f -a "remove" -d 'Delete a saved prompt of yours'
 
 # Aliases from your config and chat IDs (with titles), asked from `ai` itself.
 complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"
 complete -c ai -n "__fish_seen_subcommand_from chat show delete rename retry" -f -a "(ai __complete chats 2>/dev/null)"
 complete -c ai -l chat -x -a "(ai __complete chats 2>/dev/null)"
+# Saved prompts, for -p and `ai prompt show|edit|remove`.
+complete -c ai -s p -l prompt -x -a "(ai __complete prompts 2>/dev/null)"
+complete -c ai -n "__fish_seen_subcommand_from prompt; and __fish_seen_subcommand_from show edit remove" -f -a "(ai __complete prompts 2>/dev/null)"

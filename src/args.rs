@@ -42,6 +42,11 @@ pub(crate) struct CallArgs {
     )]
     pub(crate) files: Vec<PathBuf>,
 
+    /// Keep a copy of each attached image or PDF in the chat's folder (otherwise the chat
+    /// records only its name, type, size and SHA-256).
+    #[arg(long, conflicts_with = "no_chat")]
+    pub(crate) keep_attachments: bool,
+
     /// Print the exact program, arguments and prompt that would run; run nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -122,6 +127,22 @@ pub(crate) struct CallArgs {
     /// Tool calling: --tools, --data, --tools-file, --tool, --mcp, --max-tool-rounds.
     #[command(flatten)]
     pub(crate) tooling: Box<ToolArgs>,
+
+    /// Saved prompts and structured output: -p, -v, --schema.
+    #[command(flatten)]
+    pub(crate) prompting: Box<PromptArgs>,
+}
+
+/// A saved prompt and its variables, and the shape of the reply (boxed: most calls have none).
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct PromptArgs {
+    /// Use saved prompt NAME (`ai prompt list`): the input fills its {input}.
+    #[arg(short = 'p', long = "prompt", value_name = "NAME")]
+    pub(crate) saved_prompt: Option<String>,
+
+    /// A variable of the saved prompt (repeat): -v lang=German.
+    #[arg(short = 'v', long = "var", value_name = "NAME=VALUE", value_parser = crate::prompts::parse_var, requires = "saved_prompt")]
+    pub(crate) vars: Vec<(String, String)>,
 }
 
 /// The tool-calling options of a prompt call (boxed: most calls have none).
@@ -278,6 +299,54 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: KbAction,
     },
+    /// Saved prompts: add, list, show, edit, remove; use one with -p NAME.
+    Prompt {
+        #[command(subcommand)]
+        action: PromptAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptAction {
+    /// Save a prompt: `ai prompt add summarize "Summarize in {lang=English}: {input}"`. Without
+    /// TEXT, the whole file (front matter and all) is read from standard input.
+    Add {
+        /// Letters, digits, _ and -.
+        name: String,
+        /// The template: {input} is the call's input, {NAME} a variable, {NAME=default} one
+        /// with a default.
+        #[arg(allow_hyphen_values = true)]
+        text: Option<String>,
+        /// Its system prompt.
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        system: Option<String>,
+        /// The model it uses when the call names none.
+        #[arg(long, value_name = "ALIAS")]
+        model: Option<String>,
+        /// What it does, in a few words.
+        #[arg(long, value_name = "TEXT")]
+        description: Option<String>,
+        /// Replace a prompt of that name.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List saved prompts (yours, then those of config "prompts.dirs").
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a saved prompt in the file format (`ai prompt show X | ai prompt add Y` copies it).
+    Show {
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Edit a saved prompt in $VISUAL or $EDITOR.
+    Edit { name: String },
+    /// Delete a saved prompt of yours.
+    Remove { name: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -354,6 +423,10 @@ pub(crate) enum KbAction {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Rescore the best candidates with a reranker: `local` (a cross-encoder run in ai),
+        /// `local:NAME`, or a model alias; `off` for none (default: config kb.rerank).
+        #[arg(long, value_name = "RERANKER", num_args = 0..=1, default_missing_value = "local")]
+        rerank: Option<String>,
     },
     /// Print one note.
     Show {

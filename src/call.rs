@@ -59,33 +59,76 @@ pub(crate) fn run(
         ground::check(&ctx.home, &ctx.config, names)?;
     }
 
+    // A saved prompt (`-p NAME`) is found before anything is read.
+    let saved = match &args.prompting.saved_prompt {
+        Some(name) => Some(crate::prompts::find(&ctx.home.dir, &ctx.config, name)?),
+        None => None,
+    };
+
     // All input is read before any chat is locked: stdin may take its time.
-    let files = input::read_files(&args.files, &ctx.ui)?;
+    let input::Given {
+        files,
+        mut attachments,
+    } = input::read_files(&args.files, &ctx.ui)?;
+    if args.keep_attachments {
+        for a in &mut attachments {
+            a.kept = Some(crate::attach::kept_name(a));
+        }
+    }
     let stdin = if args.no_stdin {
         None
     } else {
         input::read_stdin(
-            !parsed.prompt.is_empty() || !files.is_empty(),
+            !parsed.prompt.is_empty() || !files.is_empty() || !attachments.is_empty(),
             &files,
             &ctx.ui,
         )?
     };
-    let prompt = input::assemble(&files, stdin, &parsed.prompt);
+    let mut prompt = input::assemble(&files, stdin, &parsed.prompt);
     drop(files);
+    let mut saved_system = None;
+    let mut turn_models = parsed.models;
+    if let Some(p) = &saved {
+        let filled = p.fill(&args.prompting.vars, &prompt, !attachments.is_empty())?;
+        prompt = filled.text;
+        saved_system = filled.system;
+        // The prompt's model, when the call names none and starts a chat.
+        if let Some(m) = &p.model
+            && turn_models.is_empty()
+            && matches!(
+                parsed.chat,
+                ChatRef::Plain | ChatRef::New | ChatRef::Named(_)
+            )
+        {
+            match crate::alias::resolve(m, &ctx.config)? {
+                Some(route) => turn_models.push(route),
+                None => {
+                    return Err(crate::alias::unknown(m, &ctx.config)
+                        .with_detail(&format!("(the model of saved prompt '{}')", p.name)));
+                }
+            }
+        }
+    }
     if prompt.trim().is_empty() {
-        let label = parsed.models.first().map_or("sonnet", |r| r.label.as_str());
+        let label = turn_models.first().map_or("sonnet", |r| r.label.as_str());
+        if let Some(a) = attachments.first() {
+            return Err(Error::usage("no prompt given").hint(format!(
+                "say what to do with it: ai {label} -F {} \"what is in this?\"",
+                a.name
+            )));
+        }
         return Err(Error::usage("no prompt given").hint(format!(
             "ai {label} \"your question\", or pipe text in: echo hi | ai {label}"
         )));
     }
     let title = title_of(&parsed.prompt, &prompt);
-    let turn_models = parsed.models;
     let turn = Turn {
         route: turn_models.first().cloned(),
         modes,
         present,
         prompt,
         title,
+        attachments,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {
@@ -98,7 +141,11 @@ pub(crate) fn run(
         ChatRef::Existing(id) => Target::Existing(id),
         ChatRef::Last => Target::Existing(last_chat(&ctx)?),
     };
-    let opts = options_with_tools(&ctx, args)?;
+    let mut opts = options_with_tools(&ctx, args)?;
+    if opts.system.is_none() {
+        // `--system` wins over the saved prompt's.
+        opts.system = saved_system;
+    }
     // `ai echo chat glm5 "…"` reads as two models; with `chat` that is surely a slip (a
     // continuation meant), and it would bill a second provider.
     if turn_models.len() > 1 && chat_word {
@@ -193,6 +240,15 @@ fn kb_choice(args: &CallArgs) -> Choice {
 /// locked, so a bad file fails first.
 pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> {
     let mut opts = options(ctx, args);
+    check_tools(ctx, args)?;
+    // Read always (without --data or --tools-file it reads no file): a chat may remember that
+    // its knowledge bases are tools.
+    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
+    Ok(opts)
+}
+
+/// `--tools` with no knowledge base (and no document) to give the model is refused.
+pub(crate) fn check_tools(ctx: &Ctx, args: &CallArgs) -> Result<()> {
     if args.tooling.tools && ctx.config.kb.bases.is_empty() && args.tooling.data.is_empty() {
         return Err(Error::usage(
             "--tools gives the model your knowledge bases to search, and there is none",
@@ -201,10 +257,7 @@ pub(crate) fn options_with_tools(ctx: &Ctx, args: &CallArgs) -> Result<Options> 
             "add one with: ai kb add NAME PATH (or give a JSON document with --data FILE.json)",
         ));
     }
-    // Read always (without --data or --tools-file it reads no file): a chat may remember that
-    // its knowledge bases are tools.
-    opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
-    Ok(opts)
+    Ok(())
 }
 
 /// The most recently used chat, for `ai reply`.

@@ -36,6 +36,9 @@ pub(crate) enum Part {
     ToolCall(ToolCall),
     /// What a tool returned (user messages, after the calls they answer).
     ToolResult(ToolResult),
+    /// An image or PDF (user messages): sent whole in the protocol's own form when it carries
+    /// its bytes, else described in a line of text (an earlier turn's).
+    Attachment(crate::media::Attachment),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +120,9 @@ impl Message {
             let piece = match part {
                 Part::Text(t) => t.clone(),
                 Part::Summary { .. } | Part::Sources(_) => quoted(part),
+                // Sent in the protocol's own form (see `attachments`).
+                Part::Attachment(a) if a.data.is_some() => continue,
+                Part::Attachment(a) => a.note(true),
                 Part::ToolCall(_) | Part::ToolResult(_) => continue,
             };
             if !out.is_empty() {
@@ -125,6 +131,15 @@ impl Message {
             out.push_str(&piece);
         }
         Cow::Owned(out)
+    }
+
+    /// The attachments whose bytes go with this message (a protocol sends them in its own
+    /// form; `plain_text` leaves them out).
+    pub(crate) fn attachments(&self) -> impl Iterator<Item = &crate::media::Attachment> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Attachment(a) if a.data.is_some() => Some(a),
+            _ => None,
+        })
     }
 
     pub(crate) fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
@@ -172,6 +187,7 @@ impl Message {
                     f(&r.name);
                     f(&r.content);
                 }
+                Part::Attachment(a) => f(&a.name),
             }
         }
     }
@@ -224,6 +240,7 @@ pub(crate) fn quoted(part: &Part) -> String {
         Part::Text(t) => t.clone(),
         Part::ToolCall(c) => format!("(called the tool {} with {})", c.name, c.arguments),
         Part::ToolResult(r) => r.content.clone(),
+        Part::Attachment(a) => a.note(a.data.is_none()),
     }
 }
 

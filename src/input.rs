@@ -29,15 +29,24 @@ pub(crate) struct FileBlock {
     pub(crate) text: String,
 }
 
-/// Read the `-F` paths: files, or a folder's top-level files (sorted by name).
-pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Vec<FileBlock>> {
+/// What `-F` read: text files (quoted into the prompt), and images and PDFs given by name
+/// (sent whole, each protocol its own way).
+#[derive(Debug, Default)]
+pub(crate) struct Given {
+    pub(crate) files: Vec<FileBlock>,
+    pub(crate) attachments: Vec<crate::media::Attachment>,
+}
+
+/// Read the `-F` paths: files, or a folder's top-level files (sorted by name). An image or a
+/// PDF named by itself is an attachment; in a folder it is skipped (name it to attach it).
+pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Given> {
+    let mut read = Given::default();
     if paths.is_empty() {
-        return Ok(Vec::new());
+        return Ok(read);
     }
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| Error::usage(format!("cannot read the working directory: {e}")))?;
-    let mut blocks = Vec::new();
     let mut total: u64 = 0;
     for given in paths {
         if given.as_os_str().is_empty() {
@@ -86,8 +95,15 @@ pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Vec<FileBlock>> {
                 // Only regular files directly inside; links are followed but must stay inside.
                 match path.canonicalize() {
                     Ok(p) if p.is_file() && p.starts_with(&cwd) => {
+                        if let Some(kind) = media_of(&p) {
+                            ui.notice(&format!(
+                                "ai: skipped {shown}: {} (name it with -F to attach it)",
+                                crate::media::kind_name(kind)
+                            ));
+                            continue;
+                        }
                         if let Some(b) = read_one(&p, shown, ui, &mut total)? {
-                            blocks.push(b);
+                            read.files.push(b);
                         }
                     }
                     Ok(p) if p.is_file() => {
@@ -98,11 +114,57 @@ pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Vec<FileBlock>> {
                     _ => {}
                 }
             }
+        } else if media_of(&real).is_some() {
+            let a = read_media(&real, show(rel))?;
+            if !read.attachments.iter().any(|b| b.sha256 == a.sha256) {
+                read.attachments.push(a);
+            }
         } else if let Some(b) = read_one(&real, show(rel), ui, &mut total)? {
-            blocks.push(b);
+            read.files.push(b);
         }
     }
-    Ok(blocks)
+    Ok(read)
+}
+
+/// The media type of an image or PDF file, by its first bytes.
+fn media_of(path: &Path) -> Option<&'static str> {
+    // Only a regular file is opened (opening a FIFO would wait for a writer).
+    if !fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut head = [0u8; 16];
+    let mut f = fs::File::open(path).ok()?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    crate::media::sniff(&head[..n])
+}
+
+/// An image or PDF named with `-F`, read whole (up to [`crate::attach::MAX_READ`]).
+fn read_media(path: &Path, shown: String) -> Result<crate::media::Attachment> {
+    let max = crate::attach::MAX_READ;
+    let f = fs::File::open(path)
+        .map_err(|e| Error::usage(format!("cannot read -F {shown}: {}", io_reason(&e))))?;
+    let mut bytes = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::usage(format!("cannot read -F {shown}: {}", io_reason(&e))))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::usage(format!(
+            "cannot attach {shown}: it is larger than {}, the most ai sends",
+            crate::fmt::human_size(max)
+        ))
+        .hint("send a smaller file (scaled down, or fewer pages)"));
+    }
+    crate::media::Attachment::of_bytes(shown.clone(), bytes).ok_or_else(|| {
+        Error::usage(format!(
+            "cannot attach {shown}: it changed while it was read"
+        ))
+    })
 }
 
 fn show(rel: &Path) -> String {
@@ -138,7 +200,14 @@ fn read_one(path: &Path, shown: String, ui: &Ui, total: &mut u64) -> Result<Opti
     let bytes = fs::read(path)
         .map_err(|e| Error::usage(format!("cannot read -F {shown}: {}", io_reason(&e))))?;
     if bytes.contains(&0) {
-        ui.notice(&format!("ai: skipped {shown}: binary file"));
+        match crate::media::by_extension(&shown) {
+            // Named like an image or PDF, but without its signature: say so.
+            Some(t) => ui.notice(&format!(
+                "ai: skipped {shown}: not a {} (its first bytes are not one's)",
+                crate::media::kind_name(t)
+            )),
+            None => ui.notice(&format!("ai: skipped {shown}: binary file")),
+        }
         return Ok(None);
     }
     let Ok(text) = String::from_utf8(bytes) else {

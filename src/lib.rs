@@ -16,6 +16,7 @@
 
 mod alias;
 mod args;
+mod attach;
 mod backend;
 mod builtin;
 mod call;
@@ -35,10 +36,12 @@ mod input;
 mod kb;
 mod mcp;
 mod mdterm;
+mod media;
 mod modes;
 mod output;
 mod present;
 mod prices;
+mod prompts;
 mod reserved;
 mod route;
 mod sanitize;
@@ -161,6 +164,7 @@ fn run(cli: Cli, words_after_dashdash: usize) -> Result<()> {
         Some(Command::Completions { shell }) => commands::completions::run(shell),
         Some(Command::Usage { since, by, json }) => commands::usage::run(since, by, json, &ui),
         Some(Command::Kb { action }) => commands::kb::run(action, cli.call.quiet),
+        Some(Command::Prompt { action }) => commands::prompt::run(action, cli.call.quiet),
         Some(Command::Mcp {
             kb,
             no_kb,
@@ -245,6 +249,10 @@ fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
         if call.continue_last {
             return Err(error::Error::usage("-c cannot be used with `chat retry`")
                 .hint("name the chat: ai chat retry ID"));
+        }
+        if call.prompting.saved_prompt.is_some() {
+            return Err(error::Error::usage("-p cannot be used with `chat retry`")
+                .hint("a retry resends the prompt as it was saved"));
         }
         return commands::retry::run(&call, &id, model.as_deref());
     }

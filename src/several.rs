@@ -41,6 +41,7 @@ pub(crate) fn several(
         present: Present::Collect,
         prompt: turn.prompt.clone(),
         title: turn.title.clone(),
+        attachments: turn.attachments.clone(),
     };
     // Each model's result, and the chat it wrote to (also when it failed).
     let go = |t: Turn| -> Finished {

@@ -6,6 +6,8 @@
 /// The one test support module: world, command builder, fakes, chats, HTTP server, pty.
 mod support;
 
+#[path = "suite/attach.rs"]
+mod attach;
 #[path = "suite/backends.rs"]
 mod backends;
 #[path = "suite/cli_streams.rs"]
@@ -44,8 +46,12 @@ mod kb_hostile;
 mod kb_notes;
 #[path = "suite/kb_pg.rs"]
 mod kb_pg;
+#[path = "suite/kb_rerank.rs"]
+mod kb_rerank;
 #[path = "suite/layering.rs"]
 mod layering;
+#[path = "suite/local_hostile.rs"]
+mod local_hostile;
 #[path = "suite/local_models.rs"]
 mod local_models;
 #[path = "suite/mcp_serve.rs"]
@@ -58,6 +64,8 @@ mod process;
 mod prompts;
 #[path = "suite/run_confirm.rs"]
 mod run_confirm;
+#[path = "suite/saved_prompts.rs"]
+mod saved_prompts;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/serve_browser.rs"]

@@ -84,19 +84,37 @@ pub(crate) fn prompt_text<'a>(req: &Request<'a>) -> Cow<'a, str> {
 /// Build the invocation for a CLI route.
 pub(crate) fn build<'a>(req: &Request<'a>, config: &Config) -> Result<Invocation<'a>> {
     let route = req.route;
-    let prompt = prompt_text(req);
     match &route.provider {
-        Provider::Cli(cli) => Ok(builtin(*cli, req, prompt)),
+        Provider::Cli(cli) => {
+            let prompt = super::transcript::render_with(req.system, req.messages, refs(*cli));
+            Ok(builtin(*cli, req, prompt))
+        }
         Provider::Custom(name) => {
             let spec = config.backends.get(name).ok_or_else(|| {
                 Error::config(format!("backend '{name}' is not declared in config"))
             })?;
-            custom(name, spec, req, prompt)
+            custom(name, spec, req, prompt_text(req))
         }
         other => Err(Error::config(format!(
             "'{}' is not a CLI backend",
             other.name()
         ))),
+    }
+}
+
+/// How each CLI is told about an attached image or PDF: it reads the file from the working
+/// directory itself (`-F` takes nothing outside it).
+pub(crate) fn refs(cli: Cli) -> super::transcript::Refs {
+    use super::transcript::Refs;
+    match cli {
+        // A path in the prompt: claude reads it with its Read tool (images and PDFs).
+        Cli::Claude => Refs::Path,
+        // `@path` is replaced by the file's content (images and PDFs inline).
+        Cli::Gemini | Cli::Qwen => Refs::At,
+        // `--image=PATH` carries the bytes; the prompt says what was attached.
+        Cli::Codex => Refs::Note,
+        // `ollama run` takes `./name.png` out of the prompt and sends it as an image.
+        Cli::Ollama => Refs::Dot,
     }
 }
 
@@ -150,6 +168,18 @@ fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<
         output = format;
     }
     if cli == Cli::Codex {
+        // Images go as `--image=PATH`, one each (the `=` form: `-i` takes several values and
+        // would swallow what follows).
+        let images: Vec<String> = req
+            .messages
+            .iter()
+            .flat_map(|m| m.attachments())
+            .map(|a| format!("--image=./{}", a.name))
+            .collect();
+        args.extend(images.iter().cloned());
+        if let Some(p) = plain_args.as_mut() {
+            p.extend(images);
+        }
         args.push("-".into());
         if let Some(p) = plain_args.as_mut() {
             p.push("-".into());

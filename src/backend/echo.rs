@@ -61,7 +61,17 @@ fn reply(req: &Request<'_>) -> String {
     if req.modes.json {
         head.push_str(", json mode");
     }
-    format!("{head}\n{prompt}\n")
+    // What was attached this turn, and what earlier turns say was.
+    let mut lines = String::new();
+    for m in req.messages {
+        for p in &m.parts {
+            if let crate::conversation::Part::Attachment(a) = p {
+                lines.push_str(&a.note(a.data.is_none()));
+                lines.push('\n');
+            }
+        }
+    }
+    format!("{head}\n{lines}{prompt}\n")
 }
 
 fn plural(n: usize) -> &'static str {

@@ -227,6 +227,7 @@ fn message(role: Role, m: LegacyMessage, turn: u64, origin: &Origin, created: &s
         sources: Vec::new(),
         empty: false,
         replaces: None,
+        attachments: Vec::new(),
     })
 }
 

@@ -122,6 +122,31 @@ pub(crate) struct MessageRec {
     /// messages): that turn stays on disk and is never sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) replaces: Option<u64>,
+    /// What was attached (user messages): images and PDFs (`-F`), web pages (`-F URL`).
+    /// Their bytes are not here; a copy kept with `--keep-attachments` is in the chat's
+    /// folder (`<ID>.files/`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) attachments: Vec<AttachmentRec>,
+}
+
+/// One attachment of a message, as recorded.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct AttachmentRec {
+    /// As given: the path relative to the working directory, or the URL.
+    pub(crate) name: String,
+    /// Its media type (`image/png`, `application/pdf`, `text/html`).
+    #[serde(rename = "type")]
+    pub(crate) media_type: String,
+    /// Bytes (of a web page: as downloaded).
+    pub(crate) size: u64,
+    /// Lowercase hex SHA-256 of those bytes.
+    pub(crate) sha256: String,
+    /// A web page: the URL it was read from, after redirects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<String>,
+    /// The kept copy's file name in `<ID>.files/` (`--keep-attachments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) kept: Option<String>,
 }
 
 /// A message as read: the same fields, with the origin's inline. (`flatten` makes serde buffer
@@ -155,6 +180,8 @@ struct MessageWire {
     empty: bool,
     #[serde(default)]
     replaces: Option<u64>,
+    #[serde(default)]
+    attachments: Vec<AttachmentRec>,
 }
 
 impl From<MessageWire> for MessageRec {
@@ -177,6 +204,7 @@ impl From<MessageWire> for MessageRec {
             sources: w.sources,
             empty: w.empty,
             replaces: w.replaces,
+            attachments: w.attachments,
         }
     }
 }

@@ -196,6 +196,20 @@ impl Store {
         }))
     }
 
+    /// The folder of a chat's kept attachments (`--keep-attachments`): `<ID>.files`.
+    pub(crate) fn files_dir(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.files"))
+    }
+
+    /// A kept attachment's path, when `name` is a plain file name (never a path out of the
+    /// chat's folder) and the file is there.
+    pub(crate) fn kept_path(&self, id: &str, name: &str) -> Option<PathBuf> {
+        let plain =
+            !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+        let path = self.files_dir(id).join(name);
+        (plain && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())).then_some(path)
+    }
+
     /// Delete a chat, waiting for a turn in progress to finish first.
     pub(crate) fn delete(&self, id: &str, wait: Wait, ui: &Ui) -> Result<()> {
         // A legacy backup exists only if a conversion was cut short; its text goes too.
@@ -211,8 +225,13 @@ impl Store {
                 Err(e) => return Err(Error::io("delete", &path, e)),
             }
         }
-        // Copies of its text left by killed rewrites go with it.
+        // Copies of its text left by killed rewrites go with it, and its kept attachments.
         remove_stale_temps(&self.dir, |stem| stem == id);
+        match fs::remove_dir_all(self.files_dir(id)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io("delete", self.files_dir(id), e)),
+        }
         Ok(())
     }
 

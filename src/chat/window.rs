@@ -120,13 +120,29 @@ fn exchange(entries: &[Entry<'_>]) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     for e in entries {
         match e {
-            Entry::Message(m) => out.push(Message::text(
-                match m.role {
-                    DiskRole::User => Role::User,
-                    DiskRole::Assistant => Role::Assistant,
-                },
-                sendable(m),
-            )),
+            Entry::Message(m) => {
+                let mut msg = Message::text(
+                    match m.role {
+                        DiskRole::User => Role::User,
+                        DiskRole::Assistant => Role::Assistant,
+                    },
+                    sendable(m),
+                );
+                // What was attached is said, not sent again (a web page's text is in the
+                // message already).
+                let notes = m.attachments.iter().filter(|a| a.url.is_none()).map(|r| {
+                    Part::Attachment(crate::media::Attachment {
+                        name: r.name.clone(),
+                        media_type: r.media_type.clone(),
+                        size: r.size,
+                        sha256: r.sha256.clone(),
+                        data: None,
+                        kept: r.kept.clone(),
+                    })
+                });
+                msg.parts.splice(0..0, notes);
+                out.push(msg);
+            }
             // A round that asked for nothing has nothing to send (the protocols refuse empty
             // messages).
             Entry::Round(r) if r.calls.is_empty() => {}
@@ -223,6 +239,7 @@ mod tests {
             sources: Vec::new(),
             empty: false,
             replaces: None,
+            attachments: Vec::new(),
         })
     }
 

@@ -234,6 +234,9 @@ pub(crate) fn show(ctx: &Ctx, id: &str, json: bool, stats: bool) -> Result<()> {
                     short_ts(&m.ts),
                     sanitize(m.content.trim_end())
                 ));
+                for a in &m.attachments {
+                    out.push_str(&attachment_line(&ctx.store, &header.id, a));
+                }
                 if !m.sources.is_empty() {
                     out.push_str("sources:\n");
                     for (n, s) in m.sources.iter().enumerate() {
@@ -331,6 +334,32 @@ impl Stats {
 }
 
 /// `ai chat show ID --stats`.
+/// `attached: photo.png (image/png, 1.2 MiB, sha256 3f2a…)`, with the kept copy's path, or
+/// the final URL of a web page.
+fn attachment_line(
+    store: &crate::chat::store::Store,
+    id: &str,
+    a: &crate::chat::record::AttachmentRec,
+) -> String {
+    let mut line = format!(
+        "attached: {} ({}, {}, sha256 {})",
+        one_line(&a.name, 200),
+        sanitize(&a.media_type),
+        crate::fmt::human_size(a.size),
+        a.sha256.get(..12).unwrap_or("?")
+    );
+    if let Some(url) = &a.url {
+        line.push_str(&format!(" from {}", one_line(url, 400)));
+    }
+    if let Some(k) = &a.kept
+        && let Some(p) = store.kept_path(id, k)
+    {
+        line.push_str(&format!(", kept as {}", p.display()));
+    }
+    line.push('\n');
+    line
+}
+
 fn show_stats(header: &Header, records: &[Record], json: bool) -> Result<()> {
     use crate::chat::window::estimate;
     let through = header.summary.as_ref().map_or(0, |s| s.through_turn);

@@ -88,6 +88,22 @@ pub(crate) fn complete(kind: &str) -> Result<()> {
             out.push('\n');
             output::print_stdout(&out)
         }
+        "prompts" => {
+            let names: Vec<String> =
+                match Home::locate().and_then(|h| Config::load(&h).map(|c| (h, c))) {
+                    Ok((home, config)) => crate::prompts::list(&home.dir, &config)
+                        .into_iter()
+                        .filter_map(|p| p.ok().map(|p| p.name))
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+            let mut out = String::new();
+            for n in names {
+                out.push_str(&n);
+                out.push('\n');
+            }
+            output::print_stdout(&out)
+        }
         _ => Ok(()),
     }
 }
@@ -102,6 +118,10 @@ _ai_dynamic() {
           || ${COMP_CWORD} -eq 3 && "${COMP_WORDS[1]}" == "chat" \
              && "${prev}" =~ ^(show|delete|rename|retry)$ ]]; then
         COMPREPLY+=( $(compgen -W "$(ai __complete chats 2>/dev/null | cut -f1)" -- "${cur}") )
+    elif [[ "${prev}" == "-p" || "${prev}" == "--prompt" \
+            || ${COMP_CWORD} -eq 3 && "${COMP_WORDS[1]}" == "prompt" \
+               && "${prev}" =~ ^(show|edit|remove)$ ]]; then
+        COMPREPLY+=( $(compgen -W "$(ai __complete prompts 2>/dev/null)" -- "${cur}") )
     elif [[ ${COMP_CWORD} -eq 1 && "${cur}" != -* ]]; then
         COMPREPLY+=( $(compgen -W "$(ai __complete models 2>/dev/null)" -- "${cur}") )
     fi
@@ -118,6 +138,9 @@ const FISH_HOOK: &str = r#"
 complete -c ai -n "__fish_is_first_arg" -f -a "(ai __complete models 2>/dev/null)"
 complete -c ai -n "__fish_seen_subcommand_from chat show delete rename retry" -f -a "(ai __complete chats 2>/dev/null)"
 complete -c ai -l chat -x -a "(ai __complete chats 2>/dev/null)"
+# Saved prompts, for -p and `ai prompt show|edit|remove`.
+complete -c ai -s p -l prompt -x -a "(ai __complete prompts 2>/dev/null)"
+complete -c ai -n "__fish_seen_subcommand_from prompt; and __fish_seen_subcommand_from show edit remove" -f -a "(ai __complete prompts 2>/dev/null)"
 "#;
 
 /// Swap the static alias list of the positional words for a function that asks `ai`.
@@ -125,6 +148,17 @@ fn zsh_with_models(generated: &str) -> String {
     let builtins: Vec<&str> = alias::BUILTIN.iter().map(|(a, _, _)| *a).collect();
     let list = format!("({})", builtins.join(" "));
     let replaced = generated.replace(&list, "_ai_models");
+    // `-p NAME`: the saved prompts.
+    let replaced: String = replaced
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.contains("[Use saved prompt NAME") {
+                l.replace(":NAME:_default", ":NAME:_ai_prompts")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
     let hook = concat!(
         "\n(( $+functions[_ai_models] )) ||\n_ai_models() {\n",
         "    local -a models chats\n",
@@ -134,6 +168,11 @@ fn zsh_with_models(generated: &str) -> String {
         "        _describe -t chats 'chat' chats\n",
         "    fi\n",
         "    _describe -t models 'model' models\n",
+        "}\n",
+        "\n(( $+functions[_ai_prompts] )) ||\n_ai_prompts() {\n",
+        "    local -a prompts\n",
+        "    prompts=(${(f)\"$(ai __complete prompts 2>/dev/null)\"})\n",
+        "    _describe -t prompts 'saved prompt' prompts\n",
         "}\n"
     );
     // Define the helper before the file's last block (which runs `_ai` or registers it).

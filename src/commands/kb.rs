@@ -9,7 +9,7 @@ use crate::config::{Config, Home};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::fmt::{human_size, one_line};
-use crate::kb::{self, Searcher, store, sync};
+use crate::kb::{self, store, sync};
 use crate::output::{self, sanitize};
 
 pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
@@ -58,7 +58,15 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             query,
             k,
             json,
-        } => search(&ctx, &name, &query.join(" "), usize::from(k), json),
+            rerank,
+        } => search(
+            &ctx,
+            &name,
+            &query.join(" "),
+            usize::from(k),
+            json,
+            rerank.as_deref(),
+        ),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
         KbAction::Remove { name } => remove(&ctx, &name),
         KbAction::Model { action } => model(&ctx, action),
@@ -124,7 +132,7 @@ fn model(ctx: &Ctx, action: ModelAction) -> Result<()> {
                     format!("{}{}", r.name, if r.default { " (default)" } else { "" }),
                     r.family.clone(),
                     r.dimensions.map(|d| d.to_string()).unwrap_or_default(),
-                    hub::human(r.size),
+                    crate::kb::local::human(r.size),
                     if r.downloaded { "yes" } else { "no" }.to_owned(),
                     r.languages.clone(),
                 ]);
@@ -543,14 +551,31 @@ fn stats(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     output::print_stdout(&out)
 }
 
-fn search(ctx: &Ctx, name: &str, query: &str, k: usize, json: bool) -> Result<()> {
+fn search(
+    ctx: &Ctx,
+    name: &str,
+    query: &str,
+    k: usize,
+    json: bool,
+    rerank: Option<&str>,
+) -> Result<()> {
     if query.trim().is_empty() {
         return Err(Error::usage("the query is empty")
             .hint(format!("ai kb search {name} \"what you look for\"")));
     }
-    let searcher = Searcher::open(&ctx.home, &ctx.config, name, &ctx.ui)?;
+    crate::kb::base(&ctx.config, name)?;
+    let reranker = crate::kb::reranker(rerank, &ctx.home, &ctx.config, &ctx.ui)?;
     let deadline = std::time::Instant::now().checked_add(ctx.config.timeout);
-    let hits = searcher.search(query, k, deadline, &ctx.ui)?;
+    let hits = crate::kb::retrieve(
+        &ctx.home,
+        &ctx.config,
+        &[name.to_owned()],
+        query,
+        k,
+        reranker.as_ref(),
+        deadline,
+        &ctx.ui,
+    )?;
     if json {
         return print_json(&hits);
     }

@@ -8,5 +8,6 @@ pub(crate) mod export;
 pub(crate) mod init;
 pub(crate) mod kb;
 pub(crate) mod list;
+pub(crate) mod prompt;
 pub(crate) mod retry;
 pub(crate) mod usage;

@@ -37,6 +37,7 @@ pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> 
         modes,
         prompt: String::new(),
         title: String::new(),
+        attachments: Vec::new(),
     };
     let opts = call::options_with_tools(&ctx, args)?;
     match turn::chat(&ctx, &opts, &Target::Existing(id), turn, Kind::Retry).result? {

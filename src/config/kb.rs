@@ -34,6 +34,10 @@ pub(crate) struct KbSettings {
     /// the model calls when it wants (`"tools"`, like `--tools`).
     #[serde(default)]
     pub(crate) mode: Option<Mode>,
+    /// Rerank the best candidates of every search (`local`, `local:NAME`, or a model alias);
+    /// `--rerank` overrides it for one call.
+    #[serde(default)]
+    pub(crate) rerank: Option<String>,
     #[serde(default)]
     pub(crate) bases: BTreeMap<String, BaseConfig>,
 }

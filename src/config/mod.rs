@@ -125,6 +125,16 @@ struct Known {
     tools: ToolSettings,
     mcp: tools::McpSettings,
     budget: Option<Budget>,
+    prompts: PromptSettings,
+}
+
+/// Config `"prompts"`: where saved prompts are found besides `<home>/prompts/`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PromptSettings {
+    /// Folders of prompts: `NAME.md`/`NAME.txt` files, or fabric patterns (`NAME/system.md`).
+    #[serde(default)]
+    pub(crate) dirs: Vec<PathBuf>,
 }
 
 /// Config `"budget"`: a monthly spending limit, checked before each call to a paid model.
@@ -194,6 +204,7 @@ fn read_known(doc: &Map<String, Value>) -> check::Checked<Known> {
         tools,
         mcp,
         budget,
+        prompts: key(doc, "prompts")?.unwrap_or_default(),
     })
 }
 
@@ -303,6 +314,8 @@ pub(crate) struct Config {
     pub(crate) mcp: tools::McpSettings,
     /// The monthly budget (`"budget"`).
     pub(crate) budget: Option<Budget>,
+    /// Saved prompts (`"prompts"`).
+    pub(crate) prompts: PromptSettings,
 }
 
 impl Config {
@@ -364,6 +377,7 @@ impl Config {
             tools: known.tools,
             mcp: known.mcp,
             budget: known.budget,
+            prompts: known.prompts,
         })
     }
 

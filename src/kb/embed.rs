@@ -57,7 +57,7 @@ enum Kind {
 struct Local {
     source: crate::kb::local::Source,
     home: PathBuf,
-    model: std::sync::OnceLock<crate::kb::local::LocalModel>,
+    model: std::sync::OnceLock<std::sync::Arc<crate::kb::local::LocalModel>>,
     ui: Ui,
 }
 
@@ -273,12 +273,19 @@ impl Embedder {
         let h = match &self.kind {
             Kind::Http(h) => h,
             Kind::Local(l) => {
+                let texts: Vec<&str> = inputs.iter().map(|i| i.text).collect();
+                // A child of `ai serve` or `ai mcp`: the server has the model loaded.
+                if purpose == Purpose::Query
+                    && l.model.get().is_none()
+                    && let Some(v) = crate::kb::local::service::query(&self.spec, &texts)
+                {
+                    return Ok(v);
+                }
                 let m = l.get()?;
                 let role = match purpose {
                     Purpose::Document => crate::kb::local::Role::Passage,
                     Purpose::Query => crate::kb::local::Role::Query,
                 };
-                let texts: Vec<&str> = inputs.iter().map(|i| i.text).collect();
                 return m.embed(&texts, role);
             }
         };
@@ -295,7 +302,7 @@ impl Local {
         if let Some(m) = self.model.get() {
             return Ok(m);
         }
-        let m = self.source.load(&self.home, &self.ui)?;
+        let m = self.source.shared(&self.home, &self.ui)?;
         Ok(self.model.get_or_init(|| m))
     }
 }

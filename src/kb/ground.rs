@@ -100,7 +100,17 @@ pub(crate) fn retrieve(
         .unwrap_or(DEFAULT_TOP_K)
         .clamp(1, super::search::MAX_K);
     let all = if vectors {
-        super::retrieve(home, config, names, query, k, deadline, ui)?
+        let reranker = super::reranker(None, home, config, ui)?;
+        super::retrieve(
+            home,
+            config,
+            names,
+            query,
+            k,
+            reranker.as_ref(),
+            deadline,
+            ui,
+        )?
     } else {
         let mut all = Vec::new();
         for name in names {

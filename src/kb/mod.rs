@@ -21,6 +21,7 @@ pub(crate) mod linked;
 pub(crate) mod local;
 pub(crate) mod note;
 mod progress;
+pub(crate) mod rerank;
 pub(crate) mod scan;
 pub(crate) mod search;
 pub(crate) mod store;
@@ -141,9 +142,13 @@ impl Searcher {
                 if self.embedder.is_some() =>
             {
                 ui.warn(&format!(
-                    "{}; searching {} by keywords only",
+                    "{}; searching {} by keywords only{}",
                     e.to_string().trim_end_matches('.'),
-                    self.index.name
+                    self.index.name,
+                    // How to get the model back (`ai kb model pull NAME`), when it says.
+                    e.hint_text()
+                        .map(|h| format!("\nhint: {h}"))
+                        .unwrap_or_default()
                 ));
                 search::search(&self.index, query, k, None, deadline)
             }
@@ -152,24 +157,50 @@ impl Searcher {
     }
 }
 
-/// Search several knowledge bases and keep the `k` best notes overall.
+/// Search several knowledge bases and keep the `k` best notes overall; with a reranker
+/// (`--rerank`, config `kb.rerank`), the best [`rerank::DEPTH`] of them are rescored by it
+/// first.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn retrieve(
     home: &Home,
     config: &Config,
     names: &[String],
     query: &str,
     k: usize,
+    reranker: Option<&rerank::Reranker>,
     deadline: Option<Instant>,
     ui: &Ui,
 ) -> Result<Vec<Hit>> {
+    let depth = if reranker.is_some() {
+        k.max(rerank::DEPTH)
+    } else {
+        k
+    };
     let mut all = Vec::new();
     for name in names {
         let s = Searcher::open(home, config, name, ui)?;
-        all.extend(s.search(query, k, deadline, ui)?);
+        all.extend(s.search(query, depth, deadline, ui)?);
     }
     if names.len() > 1 {
         all.sort_by(|a, b| b.score.total_cmp(&a.score));
-        all.truncate(k);
+        all.truncate(depth);
     }
+    if let Some(r) = reranker {
+        all = r.rerank(query, all, config, deadline, ui)?;
+    }
+    all.truncate(k);
     Ok(all)
+}
+
+/// The reranker a call uses: `spec` (`--rerank`), else config `kb.rerank`; `off` for none.
+pub(crate) fn reranker(
+    spec: Option<&str>,
+    home: &Home,
+    config: &Config,
+    ui: &Ui,
+) -> Result<Option<rerank::Reranker>> {
+    match spec.or(config.kb.rerank.as_deref()).map(str::trim) {
+        None | Some("" | "off" | "none") => Ok(None),
+        Some(s) => rerank::Reranker::open(s, home, config, ui).map(Some),
+    }
 }

@@ -48,6 +48,25 @@ const W_WORDS: f64 = 1.0;
 /// (0.8) it cost 0.03 nDCG@10 on SciFact: substrings (`iron` in "environment") outvoted words.
 const W_GRAMS: f64 = 0.01;
 const W_VECTORS: f64 = 1.0;
+
+/// The fusion weights (words, trigrams, vectors): the constants above, or for measuring
+/// (`bench/quality`) `AI_KB_FUSION=W,G,V` (a 0 leaves that list out, so `0,0,1` searches by
+/// vectors alone). Not a setting: the defaults are what the measurements chose.
+fn weights() -> (f64, f64, f64) {
+    let parsed = std::env::var("AI_KB_FUSION").ok().and_then(|v| {
+        let w: Vec<f64> = v
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .ok()
+                    .filter(|f: &f64| f.is_finite() && *f >= 0.0)
+            })
+            .collect::<Option<_>>()?;
+        (w.len() == 3).then(|| (w[0], w[1], w[2]))
+    });
+    parsed.unwrap_or((W_WORDS, W_GRAMS, W_VECTORS))
+}
 /// BM25 weights of the words table's columns: title, aliases, heading, text.
 const FIELDS: &[f64] = &[2.0, 2.0, 1.5, 1.0];
 
@@ -281,7 +300,14 @@ pub(crate) fn search(
     } else {
         Vec::new()
     };
-    let (words, grams) = plan(ix, &terms, &stems)?;
+    let (w_words, w_grams, w_vectors) = weights();
+    let (mut words, mut grams) = plan(ix, &terms, &stems)?;
+    if w_words == 0.0 {
+        words.clear();
+    }
+    if w_grams == 0.0 {
+        grams.clear();
+    }
     let mut lists: Vec<(f64, Vec<i64>)> = Vec::with_capacity(3);
     // Each passage's closeness to the best one (see `Hit::closeness`).
     let mut close: HashMap<i64, f64> = HashMap::new();
@@ -297,7 +323,7 @@ pub(crate) fn search(
         let list = bm25(ix, Table::Words, &words.join(" OR "), depth)?;
         let best = list.first().map_or(1.0, |l| l.1).max(f64::MIN_POSITIVE);
         evidence(&list, &|s| s / best);
-        lists.push((W_WORDS, list.into_iter().map(|(c, _)| c).collect()));
+        lists.push((w_words, list.into_iter().map(|(c, _)| c).collect()));
     }
     // Inside longer words, only what is found in few passages: a substring found everywhere
     // (`work` in "network") ranks nothing and would make BM25 score every passage.
@@ -315,7 +341,7 @@ pub(crate) fn search(
         let best = list.first().map_or(1.0, |l| l.1).max(f64::MIN_POSITIVE);
         let share = if has_words { 0.5 } else { 1.0 };
         evidence(&list, &|s| share * s / best);
-        lists.push((W_GRAMS, list.into_iter().map(|(c, _)| c).collect()));
+        lists.push((w_grams, list.into_iter().map(|(c, _)| c).collect()));
     }
     let dims: usize = ix
         .meta("dimensions")?
@@ -323,6 +349,7 @@ pub(crate) fn search(
         .unwrap_or(0);
     if let Some(e) = embedder
         && dims > 0
+        && w_vectors > 0.0
         && !query.trim().is_empty()
     {
         let mut v = e
@@ -356,7 +383,7 @@ pub(crate) fn search(
                     },
                 );
             }
-            lists.push((W_VECTORS, near.into_iter().map(|(c, _)| c).collect()));
+            lists.push((w_vectors, near.into_iter().map(|(c, _)| c).collect()));
         }
     }
     let best: f64 = lists.iter().map(|(w, _)| w / (RRF_K + 1.0)).sum();

@@ -157,6 +157,16 @@ impl Out {
         let _ = out.write_all(&line).and_then(|()| out.flush());
     }
 
+    /// [`Out::send`] unless another thread is writing (from a panic hook: never wait).
+    #[cfg(panic = "abort")]
+    fn try_send(&self, msg: &Value) {
+        let mut line = serde_json::to_vec(msg).unwrap_or_default();
+        line.push(b'\n');
+        if let Ok(mut out) = self.0.try_lock() {
+            let _ = out.write_all(&line).and_then(|()| out.flush());
+        }
+    }
+
     fn result(&self, id: &Value, result: Value) {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
@@ -202,7 +212,10 @@ pub(crate) fn run(opts: &Options) -> Result<()> {
     let config = Config::load(&home)?;
     let exposed = Arc::new(exposed(opts, &config)?);
     drop(config);
+    // Searches run as children: they embed their queries with the local model kept here.
+    crate::kb::local::service::start(&home.dir);
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    answer_on_panic();
     let calls: Calls = Arc::new(Mutex::new(HashMap::new()));
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
     // stdin is read on a thread of its own, so that a signal is seen while no message comes.
@@ -258,11 +271,60 @@ pub(crate) fn run(opts: &Options) -> Result<()> {
     for t in threads {
         let _ = t.join();
     }
+    crate::kb::local::service::stop();
     if crate::signal::interrupted() {
         return Err(Error::Interrupted);
     }
     Ok(())
 }
+
+/// The answer to a call in which `ai` itself failed (a panic: a bug).
+const PANICKED: &str = "internal error: ai failed while running this call (a bug, please report it); the server goes on";
+
+thread_local! {
+    /// The request a call thread answers, for the panic hook of a build without unwinding.
+    static ANSWERING: std::cell::RefCell<Option<(Out, Value)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While alive, this thread answers request `id` on `out`.
+struct Answering;
+
+impl Answering {
+    fn start(out: &Out, id: &Value) -> Answering {
+        ANSWERING.with(|a| *a.borrow_mut() = Some((out.clone(), id.clone())));
+        Answering
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let _ = ANSWERING.try_with(|a| a.borrow_mut().take());
+    }
+}
+
+/// Built with `panic = "abort"` (the release profile), a panic ends the process, and no
+/// `catch_unwind` can keep it serving: the request is at least answered, then the process ends
+/// as before (the client sees the server gone and can start it again).
+#[cfg(panic = "abort")]
+fn answer_on_panic() {
+    let before = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = ANSWERING.try_with(|a| {
+            if let Ok(a) = a.try_borrow()
+                && let Some((out, id)) = a.as_ref()
+            {
+                let msg = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+                    "message": "internal error: ai failed while running this call (a bug, please report it); ai mcp ends"}});
+                out.try_send(&msg);
+            }
+        });
+        before(info);
+    }));
+}
+
+#[cfg(not(panic = "abort"))]
+fn answer_on_panic() {}
 
 /// What the stdin reader passes on.
 enum Line {
@@ -441,14 +503,23 @@ fn handle(
                 .name("mcp-call".into())
                 .spawn(move || {
                     let (out, calls, id) = (out2, calls2, id2);
-                    let result = tools::call(&exposed, &params, &running, &out);
+                    // A bug in a call (a panic) is that call's error, never the server's end:
+                    // the request is answered and the others go on. (Built with
+                    // `panic = "abort"`, the hook answers it before the process ends.)
+                    let answering = Answering::start(&out, &id);
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        tools::call(&exposed, &params, &running, &out)
+                    }));
+                    drop(answering);
                     calls
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .remove(&key);
-                    // A cancelled request gets no answer.
-                    if !running.is_cancelled() {
-                        out.result(&id, result);
+                    match result {
+                        // A cancelled request gets no answer.
+                        Ok(_) if running.is_cancelled() => {}
+                        Ok(result) => out.result(&id, result),
+                        Err(_) => out.error(&id, -32603, PANICKED),
                     }
                 });
             match spawned {

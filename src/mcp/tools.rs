@@ -177,6 +177,11 @@ pub(crate) fn call(exposed: &Exposed, params: &Value, running: &Running, out: &O
         .pointer("/_meta/progressToken")
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
         .cloned();
+    // Tests of a panic in a call (debug builds only: a release build has no such hook).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("AI_CLI_DEBUG_PANIC_TOOL").is_some_and(|t| t == name) {
+        panic!("a panic asked for by AI_CLI_DEBUG_PANIC_TOOL");
+    }
     let done = match name {
         LIST_KB => list_kb(exposed, running),
         SEARCH => search(exposed, args, running),
@@ -283,7 +288,7 @@ fn run_ai(
     running: &Running,
 ) -> std::result::Result<Vec<u8>, String> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    let started = child::start(&exposed.exe, &args, None, MAX_OUTPUT)
+    let started = child::start(&exposed.exe, "mcp", &args, None, MAX_OUTPUT)
         .map_err(|e| format!("ai could not run: {e}"))?;
     watch(&started, running);
     let mut out = Vec::new();
@@ -619,8 +624,14 @@ fn ask(
         }
         cmd.push(m.clone());
     }
-    let started = child::start(&exposed.exe, &cmd, Some(prompt.to_owned()), MAX_OUTPUT)
-        .map_err(|e| format!("ai could not run: {e}"))?;
+    let started = child::start(
+        &exposed.exe,
+        "mcp",
+        &cmd,
+        Some(prompt.to_owned()),
+        MAX_OUTPUT,
+    )
+    .map_err(|e| format!("ai could not run: {e}"))?;
     watch(&started, running);
     let mut reply = String::new();
     let mut done: Option<Value> = None;

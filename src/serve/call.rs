@@ -286,7 +286,13 @@ pub(super) fn call(conn: Conn, head: &Head, body: &[u8], shared: &Shared) {
             &[("Retry-After", "2")],
         );
     };
-    let running = match child::start(&shared.exe, &args, call.prompt, shared.limits.max_output) {
+    let running = match child::start(
+        &shared.exe,
+        "serve",
+        &args,
+        call.prompt,
+        shared.limits.max_output,
+    ) {
         Ok(r) => r,
         Err(e) => return cannot_start(conn, &e),
     };

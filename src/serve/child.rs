@@ -82,9 +82,11 @@ pub(crate) struct Running {
 
 /// Start `ai ARGS` (this very program), `stdin` on its stdin, in a process group of its own,
 /// so that a Ctrl+C at the server's terminal reaches it once, through the server (which
-/// passes it on as it does to any backend).
+/// passes it on as it does to any backend). `face` (`serve`, `mcp`) tells it that nobody can
+/// answer a question before a tool runs (`tools::approve`).
 pub(crate) fn start(
     exe: &Path,
+    face: &'static str,
     args: &[String],
     stdin: Option<String>,
     max_output: usize,
@@ -92,6 +94,7 @@ pub(crate) fn start(
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env("NO_COLOR", "1")
+        .env(crate::tools::approve::FACE_VAR, face)
         // The server's secret is no child's business, nor its backends' (agent CLIs and the
         // commands they run): it could end up in their logs, or be printed on request.
         .env_remove("AI_CLI_SERVER_TOKEN")
@@ -103,6 +106,10 @@ pub(crate) fn start(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Query embeddings from the local model this server keeps loaded.
+    if let Some(socket) = crate::kb::local::service::socket() {
+        cmd.env(crate::kb::local::service::ENV, socket);
+    }
     let mut child = cmd.spawn()?;
     let group = ChildGroup::register(child.id());
     // Bounded: a client slow to read holds the child back rather than filling memory.

@@ -121,7 +121,13 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         connections: AtomicUsize::new(0),
         signer: sign::Signer::new(),
     });
+    // Grounded calls run as children: they embed their queries with the local model this
+    // process keeps loaded.
+    if let Ok(home) = crate::config::Home::locate() {
+        crate::kb::local::service::start(&home.dir);
+    }
     accept_loop(&listener, &shared);
+    crate::kb::local::service::stop();
     // Interrupted: the calls under way were told to stop (the signal thread passed the signal
     // on); give them a moment to save and answer.
     let until = Instant::now() + Duration::from_secs(15);

@@ -90,7 +90,7 @@ pub(super) fn not_json(conn: Conn) {
 pub(super) fn run_ai(conn: Conn, shared: &Shared, args: &[&str]) -> Option<(Conn, Vec<u8>)> {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     let conn = no_nul(conn, &args)?;
-    let running = match child::start(&shared.exe, &args, None, shared.limits.max_output) {
+    let running = match child::start(&shared.exe, "serve", &args, None, shared.limits.max_output) {
         Ok(r) => r,
         Err(e) => {
             cannot_start(conn, &e);

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::Session;
-use super::editor::Editor;
+use super::Shared;
 use crate::chat::record::{Record, Role};
 use crate::error::{Error, Result};
 use crate::output;
@@ -26,7 +26,7 @@ enum Again {
 impl Session {
     /// `/retry`: a failed or stopped last turn is resent in its place (no second copy of the
     /// prompt); an answered one is asked again.
-    pub(super) fn retry(&mut self, editor: &mut Editor) -> Result<()> {
+    pub(super) fn retry(&mut self, editor: &Shared) -> Result<()> {
         let Some(id) = self.chat.clone() else {
             self.ctx
                 .ui
@@ -62,6 +62,7 @@ impl Session {
                     present: Present::Stream,
                     prompt: String::new(),
                     title: String::new(),
+                    attachments: Vec::new(),
                 };
                 self.run_turn(&Target::Existing(id), turn, Kind::Retry)
             }
@@ -93,12 +94,17 @@ impl Session {
     /// `/file PATH…`: read now (as `-F` reads them), sent with the next message.
     pub(super) fn attach(&mut self, arg: Option<&str>) {
         let Some(arg) = arg else {
-            if self.files.is_empty() {
+            if self.files.is_empty() && self.attachments.is_empty() {
                 self.ctx
                     .ui
                     .say("ai: no file goes with the next message; /file PATH adds one");
             } else {
-                let names: Vec<&str> = self.files.iter().map(|f| f.shown.as_str()).collect();
+                let names: Vec<&str> = self
+                    .files
+                    .iter()
+                    .map(|f| f.shown.as_str())
+                    .chain(self.attachments.iter().map(|a| a.name.as_str()))
+                    .collect();
                 self.ctx
                     .ui
                     .say(&format!("ai: with the next message: {}", names.join(", ")));
@@ -107,15 +113,24 @@ impl Session {
         };
         let paths: Vec<PathBuf> = arg.split_whitespace().map(PathBuf::from).collect();
         match crate::input::read_files(&paths, &self.ctx.ui) {
-            Ok(blocks) => {
-                for b in &blocks {
+            Ok(given) => {
+                for b in &given.files {
                     self.ctx.ui.say(&format!(
                         "ai: {} ({} bytes) goes with the next message",
                         b.shown,
                         b.text.len()
                     ));
                 }
-                self.files.extend(blocks);
+                for a in &given.attachments {
+                    self.ctx.ui.say(&format!(
+                        "ai: {} ({}, {}) goes with the next message",
+                        a.name,
+                        a.media_type,
+                        crate::fmt::human_size(a.size)
+                    ));
+                }
+                self.files.extend(given.files);
+                self.attachments.extend(given.attachments);
             }
             Err(e) => output::print_error(&e),
         }

@@ -7,6 +7,7 @@
 //! binary (7.04 MB → 7.28 MB); a plain `ai MODEL "…"` never reaches this code and starts as
 //! fast as before (300 runs of `ai --no-chat echo x`: 0.54 s before, 0.53–0.66 s after, noise).
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
@@ -26,6 +27,8 @@ const HISTORY: usize = 1000;
 
 pub(super) struct Editor {
     ed: rustyline::Editor<Complete, DefaultHistory>,
+    /// Messages typed ahead (while a reply streamed), waiting for their turn.
+    ahead: VecDeque<String>,
     /// The history file; `None` once it could not be written (said once).
     history: Option<PathBuf>,
 }
@@ -61,12 +64,17 @@ impl Editor {
                 "the history file {} is not a regular file; this session's lines are not kept",
                 history.display()
             ));
-            return Ok(Editor { ed, history: None });
+            return Ok(Editor {
+                ed,
+                ahead: VecDeque::new(),
+                history: None,
+            });
         }
         // A missing history is the first session; an unreadable one is no reason to stop.
         let _ = ed.load_history(&history);
         Ok(Editor {
             ed,
+            ahead: VecDeque::new(),
             history: Some(history),
         })
     }
@@ -98,12 +106,25 @@ impl Editor {
         Ok(Read::Message(text))
     }
 
-    /// The lines typed (and ended with Enter) while a reply streamed: the terminal kept them,
-    /// but the line editor would read them all in one go and keep only the first. Read here,
-    /// one by one, while the terminal still hands over whole lines; each is a message (lines
-    /// ending in `\` joined), added to the history. A line not yet ended stays where it is and
-    /// shows up at the next prompt.
-    pub(super) fn typed_ahead(&mut self, ui: &Ui) -> Vec<String> {
+    /// The lines typed (and ended with Enter) while a reply streamed, set aside before a
+    /// tool's question is asked, so that none is taken for the answer. Read here, one by one,
+    /// while the terminal still hands over whole lines; each is a message (lines ending in `\`
+    /// joined), added to the history. A line not yet ended stays where it is and shows up at
+    /// the next prompt. Kept in order until [`Editor::next_ahead`] takes them. (Without a
+    /// question, the line editor reads such lines itself at its next prompts: with its
+    /// `buffer-redux` feature it keeps what it read ahead from one read to the next, where it
+    /// dropped all but the first line of a burst.)
+    pub(super) fn keep_typed_ahead(&mut self, ui: &Ui) {
+        let typed = self.typed_ahead(ui);
+        self.ahead.extend(typed);
+    }
+
+    /// The next message typed ahead, if any.
+    pub(super) fn next_ahead(&mut self) -> Option<String> {
+        self.ahead.pop_front()
+    }
+
+    fn typed_ahead(&mut self, ui: &Ui) -> Vec<String> {
         let lines = pending_lines();
         let mut messages = Vec::new();
         let mut text = String::new();

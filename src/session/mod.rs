@@ -5,12 +5,13 @@
 //!
 //! Nothing here runs unless `-i` was given: a plain `ai MODEL "…"` never builds the editor.
 
+mod ask;
 mod commands;
 mod editor;
 mod line;
 
-use std::collections::VecDeque;
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use editor::{Complete, Editor, Read};
 use line::{Command, Line, Overflow};
@@ -32,6 +33,14 @@ use crate::route;
 use crate::signal;
 use crate::target::Modes;
 use crate::turn::{self, Kind, Options, Target, Turn};
+
+/// The line editor, shared with the tools' approver (which asks through it).
+type Shared = Arc<Mutex<Editor>>;
+
+/// The editor, locked for one read (never across a turn: the approver asks through it then).
+fn lock(editor: &Shared) -> std::sync::MutexGuard<'_, Editor> {
+    editor.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The file that keeps what was typed, in the `ai` home.
 const HISTORY_FILE: &str = "history";
@@ -87,10 +96,9 @@ pub(crate) fn run(
     if let Choice::Names(names) = &opts.kb {
         ground::check(&ctx.home, &ctx.config, names)?;
     }
-    // `--mcp`: the servers start once, here, and serve every turn of the session.
-    if !args.tooling.mcp.is_empty() {
-        opts.tools = Some(crate::tools::setup(&ctx.config, args)?);
-    }
+    // The tools' files are read (and checked) before anything else; the MCP servers of
+    // `--mcp` start once, below, and serve every turn of the session.
+    call::check_tools(&ctx, args)?;
     let (chat, name) = match parsed.chat {
         ChatRef::Plain | ChatRef::New => (None, None),
         ChatRef::Named(name) => (None, Some(name)),
@@ -110,6 +118,7 @@ pub(crate) fn run(
         name,
         label: String::new(),
         files: Vec::new(),
+        attachments: Vec::new(),
         last: None,
     };
     let view = session.view()?;
@@ -120,13 +129,23 @@ pub(crate) fn run(
         alias::table(&session.ctx.config).into_keys().collect(),
         session.ctx.config.kb.bases.keys().cloned().collect(),
     );
-    let mut editor = Editor::new(
+    let editor = Editor::new(
         session.ctx.home.dir.join(HISTORY_FILE),
         complete,
         &session.ctx.ui,
     )?;
+    let editor: Shared = Arc::new(Mutex::new(editor));
+    // Tools that act are asked for here, in the session, through its line editor.
+    session.opts.tools = Some(crate::tools::setup_asking(
+        &session.ctx.config,
+        args,
+        Arc::new(ask::InSession {
+            editor: Arc::clone(&editor),
+            ui: session.ctx.ui,
+        }),
+    )?);
     session.welcome(&view);
-    session.converse(&mut editor)
+    session.converse(&editor)
 }
 
 /// Options that make no sense in a session, refused before anything else.
@@ -139,30 +158,14 @@ fn refuse(args: &CallArgs) -> Result<()> {
         (args.cmd, "--cmd"),
         (args.run, "--run"),
         (!args.files.is_empty(), "--file"),
+        (args.prompting.saved_prompt.is_some(), "--prompt"),
     ];
     if let Some((_, name)) = refused.iter().find(|(given, _)| *given) {
         return Err(Error::usage(format!("-i cannot be used with {name}")).hint(
             "a session streams each reply and saves every line in its chat; leave out one of them",
         ));
     }
-    // Tool calling is not offered in a session yet (but for MCP servers, `--mcp`): refused
-    // rather than quietly left out.
-    let t = &args.tooling;
-    let tools = [
-        (t.tools, "--tools"),
-        (!t.data.is_empty(), "--data"),
-        (t.tools_file.is_some(), "--tools-file"),
-        (!t.tool.is_empty(), "--tool"),
-        (t.max_tool_rounds.is_some(), "--max-tool-rounds"),
-    ];
-    match tools.iter().find(|(given, _)| *given) {
-        Some((_, name)) => Err(
-            Error::usage(format!("-i does not offer tools yet ({name})")).hint(
-                "ask with tools one call at a time: ai MODEL --data FILE \"…\" (or ai chat ID …)",
-            ),
-        ),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 struct Session {
@@ -180,6 +183,8 @@ struct Session {
     label: String,
     /// Files for the next message (`/file`).
     files: Vec<crate::input::FileBlock>,
+    /// Images and PDFs for the next message (`/file photo.png`).
+    attachments: Vec<crate::media::Attachment>,
     /// The last answer of this session: `/copy`, `/sources`.
     last: Option<Last>,
 }
@@ -208,28 +213,32 @@ enum Go {
 
 impl Session {
     /// Read, dispatch, repeat, until `/exit`, `exit`, `quit` or Ctrl+D.
-    fn converse(&mut self, editor: &mut Editor) -> Result<()> {
-        // Lines typed while a reply streamed, sent one after the other as if typed now.
-        let mut ahead: VecDeque<String> = VecDeque::new();
+    fn converse(&mut self, editor: &Shared) -> Result<()> {
         loop {
             // A second signal during the last message: the process is ending (with its code,
             // 130 for Ctrl+C), whichever thread gets there first; never back to the prompt.
             if signal::ending() {
                 return Err(Error::Interrupted);
             }
-            ahead.extend(editor.typed_ahead(&self.ctx.ui));
+            // Lines set aside while a tool's question was asked come first; all others
+            // (typed while a reply streamed, pasted in a burst) the line editor reads in
+            // order, one by one: it keeps what it read ahead between two reads.
+            let typed = lock(editor).next_ahead();
             let prompt = format!("{}> ", output::sanitize(&self.label));
-            let text = match ahead.pop_front() {
+            let text = match typed {
                 Some(text) => {
                     self.ctx.ui.say(&format!("{prompt}{text}"));
                     text
                 }
-                None => match editor.message(&prompt, &self.ctx.ui)? {
-                    Read::End if signal::ending() => return Err(Error::Interrupted),
-                    Read::End => return Ok(()),
-                    Read::Cleared => continue,
-                    Read::Message(text) => text,
-                },
+                None => {
+                    let read = lock(editor).message(&prompt, &self.ctx.ui)?;
+                    match read {
+                        Read::End if signal::ending() => return Err(Error::Interrupted),
+                        Read::End => return Ok(()),
+                        Read::Cleared => continue,
+                        Read::Message(text) => text,
+                    }
+                }
             };
             match line::classify(&text) {
                 Line::Empty => {}
@@ -332,7 +341,7 @@ impl Session {
     /// One message: the context question when the chat is nearly full, then one turn. Errors of
     /// the turn are shown and the session goes on; only a signal other than Ctrl+C (or a closed
     /// stdout) ends it.
-    fn send(&mut self, prompt: String, editor: &mut Editor) -> Result<()> {
+    fn send(&mut self, prompt: String, editor: &Shared) -> Result<()> {
         // Ctrl+C from here on stops this message's work, never the session.
         let _defer = signal::Defer::start();
         if !signal::forget_interrupt() {
@@ -379,6 +388,7 @@ impl Session {
             present: Present::Stream,
             prompt,
             title,
+            attachments: std::mem::take(&mut self.attachments),
         };
         let target = match &self.chat {
             Some(id) => Target::Existing(id.clone()),
@@ -450,7 +460,7 @@ impl Session {
     /// Past 85% of what the model accepts, ask what to do: continue as is, summarize older
     /// turns first (`ai chat compact`), or start a new chat. Asked only under the default
     /// overflow policy (`window`): `compact` and `fail` act by themselves.
-    fn room(&mut self, id: &str, prompt: &str, editor: &mut Editor) -> Result<Go> {
+    fn room(&mut self, id: &str, prompt: &str, editor: &Shared) -> Result<Go> {
         if self.ctx.config.chat.on_overflow.unwrap_or_default() != config::Overflow::Window {
             return Ok(Go::Send);
         }
@@ -474,7 +484,8 @@ impl Session {
             route.label
         ));
         let choice = loop {
-            match editor.ask("[c]ontinue, [s]ummarize, [n]ew chat? ")? {
+            let answer = lock(editor).ask("[c]ontinue, [s]ummarize, [n]ew chat? ")?;
+            match answer {
                 None => return Ok(Go::Drop),
                 Some(answer) => match line::overflow_answer(&answer) {
                     Some(choice) => break choice,
@@ -509,9 +520,10 @@ impl Session {
     }
 
     /// After `s` found nothing to summarize: continue as is, or a new chat.
-    fn continue_or_new(&mut self, id: &str, editor: &mut Editor) -> Result<Go> {
+    fn continue_or_new(&mut self, id: &str, editor: &Shared) -> Result<Go> {
         loop {
-            match editor.ask("[c]ontinue, [n]ew chat? ")? {
+            let answer = lock(editor).ask("[c]ontinue, [n]ew chat? ")?;
+            match answer {
                 None => return Ok(Go::Drop),
                 Some(answer) => match line::overflow_answer(&answer) {
                     Some(Overflow::Continue) => return Ok(Go::Send),

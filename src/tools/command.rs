@@ -2,9 +2,9 @@
 //! reach it as JSON on standard input, its standard output is the result; it is run as given,
 //! never through a shell, in a process group of its own (so a timeout or Ctrl+C stops all of
 //! it). Because it acts, it is offered only when the call names it (`--tool NAME`) or config
-//! allows it (`tools.allow`), and each run is asked for on the terminal unless `--yolo`.
+//! allows it (`tools.allow`), and each run is asked for (`approve`) unless `--yolo`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -76,93 +76,6 @@ pub(crate) fn select(
         });
     }
     Ok(out)
-}
-
-/// Ask on the terminal before the tool `name` (a `kind` such as "command tool" or "MCP tool")
-/// runs with `args`: `Ok` only for an explicit yes. Without a terminal the answer is no (`not
-/// confirmed`). Every tool that acts is asked for here, whatever its family.
-pub(crate) fn confirm(name: &str, kind: &str, args: &Value) -> std::result::Result<(), String> {
-    // Several models at once may ask together: one question at a time.
-    static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _asking = ASKING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return Err(format!(
-            "not confirmed: ai asks before it runs the {kind} {}, and there is no terminal to ask on (the user can allow it with --yolo); it was not run",
-            name
-        ));
-    };
-    let question = question(name, args)?;
-    let mut out = &tty;
-    let asked = write!(out, "{question}").and_then(|()| out.flush());
-    if asked.is_err() {
-        return Err(format!(
-            "not confirmed: ai could not ask on the terminal before it runs {}; it was not run",
-            name
-        ));
-    }
-    let mut answer = String::new();
-    let read = BufReader::new(&tty).read_line(&mut answer);
-    if is_yes(read.ok(), &answer) {
-        Ok(())
-    } else {
-        // End of input leaves the terminal's line unfinished.
-        if !answer.ends_with('\n') {
-            let _ = writeln!(out);
-        }
-        Err(format!(
-            "the user declined: {} was not run. Do not run it again unless the user asks.",
-            name
-        ))
-    }
-}
-
-/// Arguments longer than this (as shown, in bytes) are not put to the user: a question the
-/// terminal cannot hold is no question. `--yolo` still runs them.
-const MAX_SHOWN: usize = 64 * 1024;
-
-/// Arguments up to this many characters are asked about on one line.
-const ONE_LINE: usize = 160;
-
-/// The question before `name` runs with `args`: every argument exactly as the program will get
-/// it (JSON, whitespace kept, never cut), with what a terminal would not show spelled out
-/// (`\e`, `\u{202e}`). Long arguments get lines of their own, and the question is asked again
-/// below them. Arguments too long to show are refused (`Err`, the result for the model).
-fn question(name: &str, args: &Value) -> std::result::Result<String, String> {
-    // Compact JSON escapes newlines, tabs and the other C0 characters; the rest (DEL, C1,
-    // bidi and zero-width characters) is spelled out here.
-    let shown = crate::sanitize::spell_out(&args.to_string());
-    if shown.len() > MAX_SHOWN {
-        return Err(format!(
-            "not confirmed: the arguments for {name} are {} long, too long to show whole on the terminal (at most {}); it was not run (the user can allow it with --yolo)",
-            crate::fmt::human_size(shown.len() as u64),
-            crate::fmt::human_size(MAX_SHOWN as u64),
-        ));
-    }
-    let chars = shown.chars().count();
-    if chars <= ONE_LINE {
-        Ok(format!("run {name} with {shown}? [y/N] "))
-    } else {
-        Ok(format!(
-            "run {name} with these arguments ({chars} characters, all shown):\n{shown}\nrun {name} with the arguments above? [y/N] "
-        ))
-    }
-}
-
-/// An explicit yes: a whole line (ended by Enter) that is `y` or `yes`. Enter alone, end of
-/// input (Ctrl+D), a line cut short and a read error are no.
-fn is_yes(read: Option<usize>, answer: &str) -> bool {
-    match read {
-        Some(n) if n > 0 && answer.ends_with('\n') => {
-            matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-        }
-        _ => false,
-    }
 }
 
 /// What a run printed: the result text, and whether it was cut here (the text says so).
@@ -324,57 +237,6 @@ pub(crate) fn tail_lines(bytes: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_an_explicit_yes_runs() {
-        for yes in ["y\n", "Y\n", "yes\n", " yes \r\n"] {
-            assert!(is_yes(Some(yes.len()), yes), "{yes:?}");
-        }
-        for no in ["\n", "", "y", "n\n", "no\n", "\u{4}\n", "yy\n"] {
-            assert!(!is_yes(Some(no.len()), no), "{no:?}");
-        }
-        assert!(!is_yes(None, "y\n"));
-    }
-
-    #[test]
-    fn the_question_shows_every_argument_exactly() {
-        // H2-1: a long first key pushed the rest out of a 300-character question.
-        let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
-        let args = json!({"a_reason": reason, "path": "/home/user/.ssh", "delete": true});
-        let q = question("targv", &args).unwrap();
-        assert!(q.contains(&args.to_string()), "{q}");
-        assert!(
-            q.contains("\"delete\":true,\"path\":\"/home/user/.ssh\""),
-            "{q}"
-        );
-        assert!(
-            q.ends_with("run targv with the arguments above? [y/N] "),
-            "{q}"
-        );
-        // Whitespace is kept, not joined; what a terminal would hide is spelled out.
-        let args =
-            json!({"p": format!("/srv/safe{}; rm -rf ~\u{202e}\x7f\u{9b}\n", " ".repeat(400))});
-        let q = question("t", &args).unwrap();
-        assert!(
-            q.contains(&format!(
-                "/srv/safe{}; rm -rf ~\\u{{202e}}\\x7f\\x9b\\n",
-                " ".repeat(400)
-            )),
-            "{q}"
-        );
-        assert!(!q.contains('\u{202e}') && !q.contains('\x7f') && !q.contains('\u{9b}'));
-        // Short arguments: one line, as before.
-        assert_eq!(
-            question("disk", &json!({"path": "/tmp"})).unwrap(),
-            "run disk with {\"path\":\"/tmp\"}? [y/N] "
-        );
-        // Too long to show whole: not asked, not run.
-        let e = question("t", &json!({"p": "x".repeat(MAX_SHOWN)})).unwrap_err();
-        assert!(
-            e.starts_with("not confirmed: the arguments for t are"),
-            "{e}"
-        );
-    }
 
     #[test]
     fn the_tail_of_stderr_is_short_and_clean() {

@@ -24,6 +24,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::data::Tree;
 use super::json::{self as doc, Document};
 use crate::error::{Error, Result};
 
@@ -73,7 +74,7 @@ pub(crate) struct DomainTool {
 #[derive(Debug, Default)]
 pub(crate) struct Domain {
     pub(crate) tools: Vec<DomainTool>,
-    joined: Vec<Value>,
+    joined: Vec<Tree>,
 }
 
 /// Arguments every domain tool gets from `ai` itself; no placeholder or parameter may take
@@ -89,7 +90,7 @@ pub(crate) fn load(path: &Path, two: bool, reserved: &[&str]) -> Result<Domain> 
         Error::usage(format!("invalid tools file {}: {what}", path.display()))
             .hint("see \"Tool calling\" in the README for its shape")
     };
-    let value = doc::read(path)?;
+    let value = doc::read_value(path)?;
     let spec: FileSpec = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
     let base = path.parent().unwrap_or(Path::new("."));
     let mut names: Vec<&String> = Vec::new();
@@ -236,10 +237,10 @@ impl Domain {
         let mut results = Vec::new();
         let mut missing = Vec::new();
         for d in &chosen {
-            match d.value.pointer(&pointer) {
+            match d.value.root().pointer(&pointer) {
                 Some(v) => {
-                    let v = match &tool.join {
-                        None => v.clone(),
+                    let shown = match &tool.join {
+                        None => doc::show(v),
                         Some((j, at)) => {
                             let source = match *at {
                                 usize::MAX => {
@@ -252,12 +253,12 @@ impl Domain {
                                 i => self.joined.get(i),
                             };
                             let jp = doc::fill(&j.pointer, args)?;
-                            let extra = source.and_then(|s| s.pointer(&jp)).cloned();
-                            let key = j.field.clone().unwrap_or_else(|| "description".into());
-                            json!({"value": v, key: extra})
+                            let extra = source.and_then(|s| s.root().pointer(&jp));
+                            let key = j.field.as_deref().unwrap_or("description");
+                            doc::show_joined(v, key, extra)
                         }
                     };
-                    results.push((*d, doc::show(&v)));
+                    results.push((*d, shown));
                 }
                 None => missing.push(d.label),
             }
@@ -314,13 +315,13 @@ mod tests {
         let mut out = vec![Document {
             label: "primary",
             path: "a.json".into(),
-            value: json!({"sql": primary}),
+            value: Tree::of(&json!({"sql": primary})),
         }];
         if let Some(s) = secondary {
             out.push(Document {
                 label: "secondary",
                 path: "b.json".into(),
-                value: json!({"sql": s}),
+                value: Tree::of(&json!({"sql": s})),
             });
         }
         out

@@ -6,8 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
+use std::borrow::Cow;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
+use super::data::{Bounded, Items, Kind, Node, Tree};
 use crate::error::{Error, Result};
 
 /// A document given with `--data`.
@@ -16,21 +20,30 @@ pub(crate) struct Document {
     /// `primary` or `secondary`.
     pub(crate) label: &'static str,
     pub(crate) path: PathBuf,
-    pub(crate) value: Value,
+    pub(crate) value: Tree,
 }
 
-/// The largest document read. A parsed document is held in memory while the turn runs, at two
-/// to ten times its size when its values are large, and up to about 30 times for many small
-/// objects (each a map of its own: 469,115 of them in 16 MiB took 455 MB).
+/// The largest document read. A document is held in memory as its own text while the turn
+/// runs ([`Tree`]); a tool call reads what it needs from it.
 pub(crate) const MAX_DOCUMENT: u64 = 16 << 20;
 
 /// The deepest nesting the parser follows: serde_json's own limit (it refuses the 128th level),
 /// kept so a document cannot exhaust the stack.
 const MAX_NESTING: usize = 127;
 
-/// Read and parse a JSON file, with errors that name it. A file over [`MAX_DOCUMENT`] is
+/// Read and check a JSON document, with errors that name it. A file over [`MAX_DOCUMENT`] is
 /// refused before it is read.
-pub(crate) fn read(path: &Path) -> Result<Value> {
+pub(crate) fn read(path: &Path) -> Result<Tree> {
+    Tree::parse(read_bytes(path)?).map_err(|e| parse_error(path, &e))
+}
+
+/// Read and parse a JSON file (a tools file) into a `Value`, as [`read`] reads a document.
+pub(crate) fn read_value(path: &Path) -> Result<Value> {
+    serde_json::from_slice(&read_bytes(path)?).map_err(|e| parse_error(path, &e))
+}
+
+/// A JSON file's bytes, up to [`MAX_DOCUMENT`].
+fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| {
         Error::usage(format!("cannot read {}: {e}", path.display()))
@@ -42,8 +55,8 @@ pub(crate) fn read(path: &Path) -> Result<Value> {
     }
     let too_big = |size: u64| {
         Error::usage(format!(
-            "{} is {}; ai reads JSON documents of up to {} MiB (a document is held in memory, \
-             parsed, at up to about 30 times its size, while the turn runs)",
+            "{} is {}; ai reads JSON documents of up to {} MiB (a document is held in memory \
+             while the turn runs)",
             path.display(),
             size_of(size),
             MAX_DOCUMENT >> 20
@@ -64,21 +77,24 @@ pub(crate) fn read(path: &Path) -> Result<Value> {
     if bytes.len() as u64 > MAX_DOCUMENT {
         return Err(too_big(bytes.len() as u64));
     }
-    serde_json::from_slice(&bytes).map_err(|e| {
-        if e.to_string().starts_with("recursion limit exceeded") {
-            Error::usage(format!(
-                "{} is nested too deeply: ai reads JSON documents nested up to {MAX_NESTING} \
+    Ok(bytes)
+}
+
+/// Why a file is not a document we read.
+fn parse_error(path: &Path, e: &serde_json::Error) -> Error {
+    if e.to_string().starts_with("recursion limit exceeded") {
+        Error::usage(format!(
+            "{} is nested too deeply: ai reads JSON documents nested up to {MAX_NESTING} \
                  levels deep (the next level opens at line {} column {})",
-                path.display(),
-                e.line(),
-                e.column()
-            ))
-            .hint("give the model a flatter extract of it, e.g. with jq")
-        } else {
-            Error::usage(format!("{} is not valid JSON: {e}", path.display()))
-                .hint("--data and tools files must hold one JSON document")
-        }
-    })
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+        .hint("give the model a flatter extract of it, e.g. with jq")
+    } else {
+        Error::usage(format!("{} is not valid JSON: {e}", path.display()))
+            .hint("--data and tools files must hold one JSON document")
+    }
 }
 
 /// `47.0 MiB`, `900 KiB`.
@@ -147,61 +163,45 @@ fn file_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// Items of an array shown, at most; the rest are counted.
-const MAX_ITEMS: usize = 50;
-/// Characters of a string shown, at most.
-const MAX_CHARS: usize = 2000;
-/// Levels of nesting shown; deeper objects and arrays are described by their size.
-const MAX_DEPTH: usize = 8;
-
-/// A value made small enough to send: long arrays and strings summarized with counts.
-pub(crate) fn bounded(v: &Value) -> Value {
-    shrink(v, 0)
+/// A value as result text: long arrays and strings summarized with counts, deep objects and
+/// arrays described by their size.
+pub(crate) fn show(v: Node<'_>) -> String {
+    serde_json::to_string_pretty(&Bounded { node: v, depth: 0 }).unwrap_or_default()
 }
 
-fn shrink(v: &Value, depth: usize) -> Value {
-    match v {
-        Value::String(s) => match s.char_indices().nth(MAX_CHARS) {
-            Some((i, _)) => Value::String(format!(
-                "{}… ({} characters in all)",
-                &s[..i],
-                s.chars().count()
-            )),
-            None => v.clone(),
-        },
-        Value::Array(a) if depth >= MAX_DEPTH => {
-            Value::String(format!("(an array of {} items)", a.len()))
-        }
-        Value::Object(m) if depth >= MAX_DEPTH => {
-            Value::String(format!("(an object with {} keys)", m.len()))
-        }
-        Value::Array(a) => {
-            let mut out: Vec<Value> = a
-                .iter()
-                .take(MAX_ITEMS)
-                .map(|x| shrink(x, depth + 1))
-                .collect();
-            if a.len() > MAX_ITEMS {
-                out.push(Value::String(format!(
-                    "… {} more items ({} in all; ask for one by its index, e.g. /path/{MAX_ITEMS})",
-                    a.len() - MAX_ITEMS,
-                    a.len()
-                )));
-            }
-            Value::Array(out)
-        }
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, x)| (k.clone(), shrink(x, depth + 1)))
-                .collect(),
-        ),
-        other => other.clone(),
+/// A domain tool's value joined with another document's: `{"value": …, KEY: …}` (`null`
+/// where the other document has nothing), as one result.
+pub(crate) fn show_joined(value: Node<'_>, key: &str, extra: Option<Node<'_>>) -> String {
+    struct Joined<'a> {
+        value: Node<'a>,
+        key: &'a str,
+        extra: Option<Node<'a>>,
     }
-}
-
-/// A value as result text.
-pub(crate) fn show(v: &Value) -> String {
-    serde_json::to_string_pretty(&bounded(v)).unwrap_or_default()
+    impl Serialize for Joined<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            let value = Bounded {
+                node: self.value,
+                depth: 1,
+            };
+            let extra = self.extra.map(|node| Bounded { node, depth: 1 });
+            // An object's keys in order; the joined value wins a key named `value`.
+            if self.key == "value" {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("value", &extra)?;
+                return m.end();
+            }
+            let mut m = s.serialize_map(Some(2))?;
+            if self.key < "value" {
+                m.serialize_entry(self.key, &extra)?;
+                m.serialize_entry("value", &value)?;
+            } else {
+                m.serialize_entry("value", &value)?;
+                m.serialize_entry(self.key, &extra)?;
+            }
+            m.end()
+        }
+    }
+    serde_json::to_string_pretty(&Joined { value, key, extra }).unwrap_or_default()
 }
 
 /// The value at `pointer` as the model may write it, and the pointer it was found at: exactly
@@ -209,7 +209,8 @@ pub(crate) fn show(v: &Value) -> String {
 /// when the top has one), a leading `/` added when missing; `""` is the whole document, and so
 /// is `/` when the top has no key `""`; failing all that, the pointer with the whitespace
 /// around it trimmed.
-fn resolve<'a>(doc: &'a Value, pointer: &str) -> (String, Option<&'a Value>) {
+fn resolve<'a>(doc: &'a Tree, pointer: &str) -> (String, Option<Node<'a>>) {
+    let doc = doc.root();
     let rooted = |p: &str| {
         if p.is_empty() || p.starts_with('/') {
             p.to_owned()
@@ -237,23 +238,30 @@ pub(crate) fn escape(segment: &str) -> String {
 }
 
 /// The generic tools, run on one document. `Ok` is the result text; `Err` an error result.
-pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String> {
+pub(crate) fn keys(doc: &Tree, pointer: &str) -> Result<(String, usize), String> {
     let (p, v) = resolve(doc, pointer);
     let Some(v) = v else {
         return Err(format!("not found: {}", shown_pointer(&p)));
     };
-    let describe = |x: &Value| -> String {
-        match x {
-            Value::Object(m) => format!("object, {} keys", m.len()),
-            Value::Array(a) => format!("array, {} items", a.len()),
-            Value::String(s) => format!("string, {} characters", s.chars().count()),
-            Value::Number(n) => format!("number {n}"),
-            Value::Bool(b) => format!("boolean {b}"),
-            Value::Null => "null".to_owned(),
+    let describe = |x: Node<'_>| -> String {
+        match x.kind() {
+            Kind::Object => format!("object, {} keys", x.len()),
+            Kind::Array => format!("array, {} items", x.len()),
+            Kind::String => format!(
+                "string, {} characters",
+                x.as_str().unwrap_or_default().chars().count()
+            ),
+            Kind::Number => match x.as_number() {
+                Some(n) => format!("number {n}"),
+                None => "number".to_owned(),
+            },
+            Kind::Bool => format!("boolean {}", x.as_bool()),
+            Kind::Null => "null".to_owned(),
         }
     };
-    match v {
-        Value::Object(m) => {
+    match v.kind() {
+        Kind::Object => {
+            let m = v.members();
             const MAX_KEYS: usize = 300;
             let mut lines = String::new();
             let mut changed = false;
@@ -262,7 +270,7 @@ pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String
                 let t = token(k);
                 changed |= t.changed;
                 cut |= t.cut;
-                lines.push_str(&format!("{} ({})\n", t.text, describe(x)));
+                lines.push_str(&format!("{} ({})\n", t.text, describe(*x)));
             }
             if m.len() > MAX_KEYS {
                 lines.push_str(&format!("… {} more keys\n", m.len() - MAX_KEYS));
@@ -285,24 +293,24 @@ pub(crate) fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String
             out.push_str(&lines);
             Ok((out.trim_end().to_owned(), m.len()))
         }
-        Value::Array(a) => Ok((
-            format!(
-                "{} is an array of {} items, indexes 0 to {}{}",
-                shown_pointer(&p),
-                a.len(),
-                a.len().saturating_sub(1),
-                a.first()
-                    .map(|x| format!("; the first is {}", describe(x)))
-                    .unwrap_or_default()
-            ),
-            a.len(),
-        )),
-        other => Ok((
-            format!(
-                "{} has no keys: it is {}",
-                shown_pointer(&p),
-                describe(other)
-            ),
+        Kind::Array => {
+            let len = v.len();
+            Ok((
+                format!(
+                    "{} is an array of {} items, indexes 0 to {}{}",
+                    shown_pointer(&p),
+                    len,
+                    len.saturating_sub(1),
+                    v.items()
+                        .next()
+                        .map(|x| format!("; the first is {}", describe(x)))
+                        .unwrap_or_default()
+                ),
+                len,
+            ))
+        }
+        _ => Ok((
+            format!("{} has no keys: it is {}", shown_pointer(&p), describe(v)),
             0,
         )),
     }
@@ -374,7 +382,7 @@ fn token(key: &str) -> Token {
 }
 
 /// The value at a JSON pointer.
-pub(crate) fn value(doc: &Value, pointer: &str) -> Result<String, String> {
+pub(crate) fn value(doc: &Tree, pointer: &str) -> Result<String, String> {
     let (p, v) = resolve(doc, pointer);
     v.map(show)
         .ok_or_else(|| format!("not found: {}", shown_pointer(&p)))
@@ -384,40 +392,70 @@ fn shown_pointer(p: &str) -> &str {
     if p.is_empty() { "/" } else { p }
 }
 
-/// The paths whose key or value contains `text` (ignoring case), at most `max`.
-pub(crate) fn find(doc: &Value, text: &str, max: usize) -> (String, usize) {
+/// The paths whose key or value contains `text` (ignoring case), at most `max`: depth first,
+/// an object's keys in order (each key's own match counted when its object is reached).
+pub(crate) fn find(doc: &Tree, text: &str, max: usize) -> (String, usize) {
+    /// What is left to visit of one container.
+    enum Rest<'a> {
+        Members(std::vec::IntoIter<(Cow<'a, str>, Node<'a>)>),
+        Items(Items<'a>, usize),
+    }
     let needle = text.to_lowercase();
     let mut found: Vec<String> = Vec::new();
     let mut total = 0usize;
-    let mut todo: Vec<(String, &Value)> = vec![(String::new(), doc)];
-    // Bounded by the document itself (each value is visited once).
-    while let Some((path, v)) = todo.pop() {
-        let mut hit = |p: &str, what: String| {
-            total += 1;
-            if found.len() < max {
-                found.push(format!("{} {what}", shown_pointer(p)));
-            }
-        };
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m.iter().rev() {
-                    let child = format!("{path}/{}", escape(k));
-                    if !needle.is_empty() && k.to_lowercase().contains(&needle) {
-                        hit(&child, "(key)".to_owned());
+    let mut hit = |p: &str, what: String| {
+        total += 1;
+        if found.len() < max {
+            found.push(format!("{} {what}", shown_pointer(p)));
+        }
+    };
+    // One frame per open container (at most the 127 levels a document may have): the path
+    // to it, and its members or items not visited yet.
+    let mut open: Vec<(String, Rest<'_>)> = Vec::new();
+    let mut next = Some((String::new(), doc.root()));
+    loop {
+        if let Some((path, v)) = next.take() {
+            match v.kind() {
+                Kind::Object => {
+                    let m = v.members();
+                    if !needle.is_empty() {
+                        for (k, _) in m.iter().rev() {
+                            if k.to_lowercase().contains(&needle) {
+                                hit(&format!("{path}/{}", escape(k)), "(key)".to_owned());
+                            }
+                        }
                     }
-                    todo.push((child, x));
+                    open.push((path, Rest::Members(m.into_iter())));
                 }
-            }
-            Value::Array(a) => {
-                for (i, x) in a.iter().enumerate().rev() {
-                    todo.push((format!("{path}/{i}"), x));
+                Kind::Array => open.push((path, Rest::Items(v.items(), 0))),
+                Kind::String => {
+                    let s = v.as_str().unwrap_or_default();
+                    if s.to_lowercase().contains(&needle) {
+                        hit(&path, format!("= {}", crate::fmt::one_line(&s, 80)));
+                    }
                 }
+                Kind::Number => {
+                    if let Some(n) = v.as_number()
+                        && n.to_string().contains(&needle)
+                    {
+                        hit(&path, format!("= {n}"));
+                    }
+                }
+                Kind::Bool | Kind::Null => {}
             }
-            Value::String(s) if s.to_lowercase().contains(&needle) => {
-                hit(&path, format!("= {}", crate::fmt::one_line(s, 80)));
-            }
-            Value::Number(n) if n.to_string().contains(&needle) => hit(&path, format!("= {n}")),
-            _ => {}
+        }
+        let Some((path, rest)) = open.last_mut() else {
+            break;
+        };
+        next = match rest {
+            Rest::Members(m) => m.next().map(|(k, x)| (format!("{path}/{}", escape(&k)), x)),
+            Rest::Items(items, i) => items.next().map(|x| {
+                *i += 1;
+                (format!("{path}/{}", *i - 1), x)
+            }),
+        };
+        if next.is_none() {
+            open.pop();
         }
     }
     if total == 0 {
@@ -467,6 +505,170 @@ pub(crate) fn fill(template: &str, args: &Map<String, Value>) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The tools on a `Value`, as these tests were written before documents became trees: each
+    // goes through a tree of the value.
+    fn keys(doc: &Value, pointer: &str) -> Result<(String, usize), String> {
+        super::keys(&Tree::of(doc), pointer)
+    }
+    fn value(doc: &Value, pointer: &str) -> Result<String, String> {
+        super::value(&Tree::of(doc), pointer)
+    }
+    fn find(doc: &Value, text: &str, max: usize) -> (String, usize) {
+        super::find(&Tree::of(doc), text, max)
+    }
+    fn show(v: &Value) -> String {
+        super::show(Tree::of(v).root())
+    }
+    fn bounded(v: &Value) -> Value {
+        serde_json::to_value(Bounded {
+            node: Tree::of(v).root(),
+            depth: 0,
+        })
+        .unwrap()
+    }
+    use crate::tools::data::MAX_ITEMS;
+
+    /// `json_find` as it was on a `Value`, to compare the tree's with.
+    fn find_in_value(doc: &Value, text: &str, max: usize) -> (String, usize) {
+        let needle = text.to_lowercase();
+        let mut found: Vec<String> = Vec::new();
+        let mut total = 0usize;
+        let mut todo: Vec<(String, &Value)> = vec![(String::new(), doc)];
+        while let Some((path, v)) = todo.pop() {
+            let mut hit = |p: &str, what: String| {
+                total += 1;
+                if found.len() < max {
+                    found.push(format!("{} {what}", shown_pointer(p)));
+                }
+            };
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m.iter().rev() {
+                        let child = format!("{path}/{}", escape(k));
+                        if !needle.is_empty() && k.to_lowercase().contains(&needle) {
+                            hit(&child, "(key)".to_owned());
+                        }
+                        todo.push((child, x));
+                    }
+                }
+                Value::Array(a) => {
+                    for (i, x) in a.iter().enumerate().rev() {
+                        todo.push((format!("{path}/{i}"), x));
+                    }
+                }
+                Value::String(s) if s.to_lowercase().contains(&needle) => {
+                    hit(&path, format!("= {}", crate::fmt::one_line(s, 80)));
+                }
+                Value::Number(n) if n.to_string().contains(&needle) => hit(&path, format!("= {n}")),
+                _ => {}
+            }
+        }
+        if total == 0 {
+            return (format!("no path contains {text:?}"), 0);
+        }
+        let mut out = format!("{total} paths contain {text:?}");
+        if total > found.len() {
+            out.push_str(&format!(" (the first {} shown)", found.len()));
+        }
+        out.push_str(":\n");
+        out.push_str(&found.join("\n"));
+        (out, total)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn find_and_keys_on_the_tree_say_what_they_said_on_a_value(
+            v in crate::tools::data::tests::values(),
+            text in "[a-c1~/ ]{0,2}",
+            max in 1usize..20,
+        ) {
+            // As serde_json reads the text back (floats may not round-trip).
+            let text_of = v.to_string();
+            let v: Value = serde_json::from_str(&text_of).unwrap();
+            let tree = Tree::parse(text_of.into_bytes()).unwrap();
+            proptest::prop_assert_eq!(super::find(&tree, &text, max), find_in_value(&v, &text, max));
+            for p in ["", "/", "/a", "/0", "/b/0"] {
+                proptest::prop_assert_eq!(super::keys(&tree, p).ok(), old_keys(&v, p));
+            }
+        }
+    }
+
+    /// What `json_keys` said on a `Value` (its describe and listing), for the comparison.
+    fn old_keys(doc: &Value, pointer: &str) -> Option<(String, usize)> {
+        let exact = if pointer.is_empty() || pointer.starts_with('/') {
+            pointer.to_owned()
+        } else {
+            format!("/{pointer}")
+        };
+        let (p, v) = match doc.pointer(&exact) {
+            Some(v) => (exact, v),
+            None if exact == "/" => (String::new(), doc),
+            None => return None,
+        };
+        let describe = |x: &Value| -> String {
+            match x {
+                Value::Object(m) => format!("object, {} keys", m.len()),
+                Value::Array(a) => format!("array, {} items", a.len()),
+                Value::String(s) => format!("string, {} characters", s.chars().count()),
+                Value::Number(n) => format!("number {n}"),
+                Value::Bool(b) => format!("boolean {b}"),
+                Value::Null => "null".to_owned(),
+            }
+        };
+        Some(match v {
+            Value::Object(m) => {
+                let mut lines = String::new();
+                let mut changed = false;
+                let mut cut = false;
+                for (k, x) in m.iter().take(300) {
+                    let t = token(k);
+                    changed |= t.changed;
+                    cut |= t.cut;
+                    lines.push_str(&format!("{} ({})\n", t.text, describe(x)));
+                }
+                let mut out = format!("{} keys under {}", m.len(), shown_pointer(&p));
+                if changed {
+                    out.push_str(
+                        " (each as its JSON-pointer token, to append to the path after a /: \
+                         ~ is written ~0 and / is written ~1; a token in double quotes holds \
+                         characters written as JSON escapes",
+                    );
+                    if cut {
+                        out.push_str(&format!(
+                            "; a key longer than {MAX_KEY_CHARS} characters is cut, with its length"
+                        ));
+                    }
+                    out.push(')');
+                }
+                out.push_str(":\n");
+                out.push_str(&lines);
+                (out.trim_end().to_owned(), m.len())
+            }
+            Value::Array(a) => (
+                format!(
+                    "{} is an array of {} items, indexes 0 to {}{}",
+                    shown_pointer(&p),
+                    a.len(),
+                    a.len().saturating_sub(1),
+                    a.first()
+                        .map(|x| format!("; the first is {}", describe(x)))
+                        .unwrap_or_default()
+                ),
+                a.len(),
+            ),
+            other => (
+                format!(
+                    "{} has no keys: it is {}",
+                    shown_pointer(&p),
+                    describe(other)
+                ),
+                0,
+            ),
+        })
+    }
 
     #[test]
     fn every_key_json_keys_lists_can_be_reached() {

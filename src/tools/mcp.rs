@@ -394,6 +394,15 @@ fn read_lines(out: impl std::io::Read, tx: &mpsc::SyncSender<Line>, skipped: &Mu
             // A notification: nothing `ai` waits for.
             Ok(Value::Object(m)) if m.get("id").is_none_or(Value::is_null) => continue,
             Ok(v @ (Value::Object(_) | Value::Array(_))) => Line::Message(v),
+            // A message (a tool's schema, say) nested past what the parser takes is no banner
+            // to skip: the answer in it would never come, and the request would wait for its
+            // whole time limit.
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                let _ = tx.send(Line::Garbage(
+                    "a message nested too deeply to read (over 128 levels)".to_owned(),
+                ));
+                return;
+            }
             _ => {
                 let mut k = skipped.lock().unwrap_or_else(PoisonError::into_inner);
                 k.count += 1;

@@ -7,13 +7,21 @@
 //! - [`file`]: domain tools declared in a tools file (`--tools-file FILE`);
 //! - [`command`]: programs declared in config (`tools.commands`, `--tool NAME`), run after a yes;
 //! - [`mcp`]: the tools of MCP servers declared in config (`mcp.servers`, `--mcp NAME`);
-//! - [`schema`]: arguments checked against a tool's parameters.
+//! - [`schema`]: arguments checked against a tool's parameters;
+//! - [`approve`]: the one approval path for tools that act, and who is asked.
+//!
+//! Every family is gathered into one registry per turn ([`Toolbox`]): each tool with its
+//! declaration, where a call goes, whether it acts, and whether config lets it run without
+//! asking. One policy decides ([`Toolbox::gate`]): a tool that only reads runs; one that acts
+//! runs after `--yolo`, an allow list of config, or a yes from the face's [`approve::Approver`].
 //!
 //! Nothing a model sends makes a call fail hard: arguments that are not JSON, an unknown tool,
 //! arguments that do not fit the schema, a tool that fails — each is an error result the model
 //! reads, and the loop goes on.
 
+pub(crate) mod approve;
 pub(crate) mod command;
+pub(crate) mod data;
 pub(crate) mod file;
 pub(crate) mod json;
 pub(crate) mod kb;
@@ -43,7 +51,6 @@ pub(crate) const JSON_FIND: &str = "json_find";
 
 /// What a call asked for, read once before anything is sent (files are read and checked here,
 /// so a bad one fails before a chat is touched).
-#[derive(Debug, Default)]
 pub(crate) struct Setup {
     /// `--tools`: the knowledge bases as tools.
     pub(crate) kb_tools: bool,
@@ -59,6 +66,19 @@ pub(crate) struct Setup {
     /// How long starting the MCP servers took: part of what the first turn reports as its
     /// time (`elapsed_ms`), since the user waited for it.
     startup: Mutex<Option<std::time::Duration>>,
+    /// Who is asked before a tool that acts runs (the face's choice).
+    approver: Arc<dyn approve::Approver>,
+}
+
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Setup")
+            .field("kb_tools", &self.kb_tools)
+            .field("commands", &self.commands)
+            .field("mcp", &self.mcp)
+            .field("max_rounds", &self.max_rounds)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Setup {
@@ -76,6 +96,8 @@ impl Setup {
 #[derive(Debug)]
 pub(crate) struct Connected {
     server: Mutex<mcp::Server>,
+    /// The server's name in config.
+    name: String,
     tools: Vec<mcp::RemoteTool>,
     /// `mcp.servers.NAME.allow`: tools that run without asking.
     allow: Vec<String>,
@@ -83,8 +105,18 @@ pub(crate) struct Connected {
 
 /// Read `--data`, `--tools-file` (or config `tools.file`), the command tools (`--tool`, config
 /// `tools.allow`) and the round limit, and start the MCP servers of `--mcp` (a server that
-/// does not start or answer is an error here, before anything is sent).
+/// does not start or answer is an error here, before anything is sent). A tool that acts is
+/// asked for on the terminal (or refused under `ai serve` and `ai mcp`).
 pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
+    setup_asking(config, args, approve::for_call())
+}
+
+/// [`setup`], with tools that act asked for by `approver` (`ai -i` asks in the session).
+pub(crate) fn setup_asking(
+    config: &Config,
+    args: &CallArgs,
+    approver: Arc<dyn approve::Approver>,
+) -> Result<Arc<Setup>> {
     let max_rounds = args
         .tooling
         .max_tool_rounds
@@ -190,6 +222,7 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
         }
         mcp.push(Connected {
             server: Mutex::new(server),
+            name: name.clone(),
             tools,
             allow: spec.allow.clone(),
         });
@@ -208,20 +241,50 @@ pub(crate) fn setup(config: &Config, args: &CallArgs) -> Result<Arc<Setup>> {
         mcp,
         max_rounds,
         startup: Mutex::new(startup),
+        approver,
     }))
 }
 
 /// The providers that run tools, for the error a CLI backend gets.
 pub(crate) const PROVIDERS: &str = "openai, openrouter, azure, glm and other OpenAI-compatible servers, anthropic, gemini-api, ollama-api";
 
-/// The tools of one turn.
+/// The tools of one turn: one registry of every family, with one approval path.
 pub(crate) struct Toolbox {
+    /// What the model is offered, in order (the declarations sent with each request).
     pub(crate) defs: Vec<ToolDef>,
+    /// For each of `defs`: where a call goes and whether it needs a yes.
+    entries: Vec<Entry>,
     pub(crate) max_rounds: u32,
-    /// `--yolo`: command tools run without asking.
+    /// `--yolo`: tools that act run without asking.
     pub(crate) yolo: bool,
     setup: Arc<Setup>,
     bases: Option<kb::Bases>,
+}
+
+/// Where a call of one tool goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    KbList,
+    KbSearch,
+    JsonKeys,
+    JsonValue,
+    JsonFind,
+    /// A domain tool of the tools file (by its index).
+    Domain(usize),
+    /// A command tool (by its index).
+    Command(usize),
+    /// An MCP tool: the server's index, the tool's index.
+    Mcp(usize, usize),
+}
+
+/// One tool of the registry.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    family: Family,
+    /// It acts (a command; an MCP tool its server does not mark read-only): a yes is needed.
+    acts: bool,
+    /// Config lets it run without asking (`mcp.servers.NAME.allow`).
+    allowed: bool,
 }
 
 /// One call, run.
@@ -235,40 +298,78 @@ pub(crate) struct Ran {
 }
 
 impl Toolbox {
-    /// The tools of a turn: the knowledge bases `kb_names` (when they are tools), and the data
-    /// tools. `None` when there are none.
+    /// The tools of a turn: the knowledge bases `kb_names` (when they are tools), the data
+    /// tools, the domain tools, the command tools and the MCP tools, in that order. A name
+    /// offered twice keeps its first owner (setup refuses or says such clashes; this is the
+    /// last guard, so a call can never reach a tool other than the one the model saw).
+    /// `None` when there are none.
     pub(crate) fn new(setup: &Arc<Setup>, kb_names: Option<Vec<String>>) -> Option<Toolbox> {
         let mut defs = Vec::new();
+        let mut entries = Vec::new();
+        let mut add = |def: ToolDef, family: Family, acts: bool, allowed: bool| {
+            if defs.iter().any(|d: &ToolDef| d.name == def.name) {
+                return;
+            }
+            defs.push(def);
+            entries.push(Entry {
+                family,
+                acts,
+                allowed,
+            });
+        };
         let bases = kb_names.map(|names| {
-            defs.extend(kb::defs(&names));
+            for def in kb::defs(&names) {
+                let family = if def.name == kb::LIST {
+                    Family::KbList
+                } else {
+                    Family::KbSearch
+                };
+                add(def, family, false, false);
+            }
             kb::Bases::new(names)
         });
         if !setup.docs.is_empty() {
-            defs.extend(data_defs(setup));
+            for def in data_defs(setup) {
+                let family = match def.name.as_str() {
+                    JSON_KEYS => Family::JsonKeys,
+                    JSON_VALUE => Family::JsonValue,
+                    _ => Family::JsonFind,
+                };
+                add(def, family, false, false);
+            }
         }
-        for t in &setup.domain.tools {
-            defs.push(ToolDef {
+        for (i, t) in setup.domain.tools.iter().enumerate() {
+            let def = ToolDef {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 parameters: t.parameters.clone(),
-            });
+            };
+            add(def, Family::Domain(i), false, false);
         }
-        for c in &setup.commands {
-            defs.push(ToolDef {
+        for (i, c) in setup.commands.iter().enumerate() {
+            let def = ToolDef {
                 name: c.name.clone(),
                 description: c.description.clone(),
                 parameters: c.parameters.clone(),
-            });
+            };
+            add(def, Family::Command(i), true, false);
         }
-        for t in setup.mcp.iter().flat_map(|c| &c.tools) {
-            defs.push(ToolDef {
-                name: t.exposed.clone(),
-                description: t.description.clone(),
-                parameters: t.schema.clone(),
-            });
+        for (s, connected) in setup.mcp.iter().enumerate() {
+            for (i, t) in connected.tools.iter().enumerate() {
+                let def = ToolDef {
+                    name: t.exposed.clone(),
+                    description: t.description.clone(),
+                    parameters: t.schema.clone(),
+                };
+                // A tool the server does not mark read-only acts (the server is not trusted
+                // to say otherwise); `mcp.servers.NAME.allow` names those that run unasked.
+                let allowed = connected.allow.contains(&t.name);
+                add(def, Family::Mcp(s, i), !t.read_only, allowed);
+            }
         }
         (!defs.is_empty()).then(|| Toolbox {
             defs,
+            entries,
             max_rounds: setup.max_rounds,
             yolo: false,
             setup: Arc::clone(setup),
@@ -312,6 +413,28 @@ impl Toolbox {
         }
     }
 
+    /// The one policy: a tool that only reads runs; one that acts runs with `--yolo`, when
+    /// config allows it, or after a yes from the face's approver. `Err`: the result the model
+    /// reads (not confirmed, declined).
+    fn gate(&self, name: &str, entry: Entry, args: &Value) -> std::result::Result<(), String> {
+        if !entry.acts || entry.allowed || self.yolo {
+            return Ok(());
+        }
+        let (kind, allow_key) = match entry.family {
+            Family::Mcp(s, _) => (
+                "MCP tool",
+                Some(format!("mcp.servers.{}.allow", self.setup.mcp[s].name)),
+            ),
+            _ => ("command tool", None),
+        };
+        self.setup.approver.approve(&approve::Ask {
+            name,
+            kind,
+            args,
+            allow_key,
+        })
+    }
+
     fn dispatch(
         &mut self,
         ctx: &Ctx,
@@ -319,7 +442,7 @@ impl Toolbox {
         deadline: Option<Instant>,
         sources: &mut Vec<Hit>,
     ) -> std::result::Result<Done, String> {
-        let Some(def) = self.defs.iter().find(|d| d.name == call.name) else {
+        let Some(at) = self.defs.iter().position(|d| d.name == call.name) else {
             let names: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
             return Err(format!(
                 "unknown tool {:?}; the tools are: {}",
@@ -327,6 +450,7 @@ impl Toolbox {
                 names.join(", ")
             ));
         };
+        let entry = self.entries[at];
         let args: Value = match serde_json::from_str(&call.arguments) {
             Ok(v @ Value::Object(_)) => v,
             Ok(other) => {
@@ -337,17 +461,19 @@ impl Toolbox {
             }
             Err(e) => return Err(format!("the arguments are not valid JSON: {e}")),
         };
-        schema::check(&args, &def.parameters).map_err(|e| format!("invalid arguments: {e}"))?;
+        schema::check(&args, &self.defs[at].parameters)
+            .map_err(|e| format!("invalid arguments: {e}"))?;
+        self.gate(&call.name, entry, &args)?;
         let setup = Arc::clone(&self.setup);
         let docs = &setup.docs;
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
-        match call.name.as_str() {
-            kb::LIST if self.bases.is_some() => {
+        match entry.family {
+            Family::KbList => {
                 let bases = self.bases.as_ref().ok_or_else(String::new)?;
                 let (text, n) = bases.list(ctx);
                 Ok(Done::new(text, format!("listing knowledge bases … {n}")))
             }
-            kb::SEARCH if self.bases.is_some() => {
+            Family::KbSearch => {
                 let bases = self.bases.as_mut().ok_or_else(String::new)?;
                 let query = arg("query");
                 let which = args
@@ -377,7 +503,7 @@ impl Toolbox {
                     bounded: found.left_out > 0,
                 })
             }
-            JSON_KEYS if !docs.is_empty() => {
+            Family::JsonKeys => {
                 let chosen = json::choose(docs, &args)?;
                 let path = arg("path");
                 let mut out = Vec::new();
@@ -397,7 +523,7 @@ impl Toolbox {
                     format!("json: keys {} … {count}", shown_path(path)),
                 ))
             }
-            JSON_VALUE if !docs.is_empty() => {
+            Family::JsonValue => {
                 let chosen = json::choose(docs, &args)?;
                 let path = arg("pointer");
                 let mut out = Vec::new();
@@ -419,7 +545,7 @@ impl Toolbox {
                     format!("json: {} … ok", shown_path(path)),
                 ))
             }
-            JSON_FIND if !docs.is_empty() => {
+            Family::JsonFind => {
                 let chosen = json::choose(docs, &args)?;
                 let text = arg("text");
                 if text.is_empty() {
@@ -445,41 +571,32 @@ impl Toolbox {
                     ),
                 ))
             }
-            name => {
-                if let Some(tool) = setup.commands.iter().find(|t| t.name == name) {
-                    if !self.yolo {
-                        command::confirm(&tool.name, "command tool", &args)?;
-                    }
-                    let out = command::run(tool, &args, deadline)?;
-                    return Ok(Done {
-                        text: out.text,
-                        line: format!("command {name} … ok"),
-                        bounded: out.cut,
-                    });
-                }
-                let remote = setup
-                    .mcp
-                    .iter()
-                    .find_map(|c| c.tools.iter().find(|t| t.exposed == name).map(|t| (c, t)));
-                if let Some((connected, tool)) = remote {
-                    // A tool the server does not mark read-only acts: it is asked for as a
-                    // command tool is, unless --yolo or `mcp.servers.NAME.allow` names it.
-                    if !self.yolo && !tool.read_only && !connected.allow.contains(&tool.name) {
-                        command::confirm(name, "MCP tool", &args)?;
-                    }
-                    let server = &connected.server;
-                    let mut server = server.lock().unwrap_or_else(PoisonError::into_inner);
-                    let text = server.call(&tool.name, args.clone(), deadline)?;
-                    let line = format!(
-                        "mcp {}: {} … ok",
-                        server.name,
-                        crate::fmt::one_line(&tool.name, 64)
-                    );
-                    return Ok(Done::new(text, line));
-                }
-                let Some(tool) = setup.domain.tools.iter().find(|t| t.name == name) else {
-                    return Err(format!("the tool {name} is not available in this turn"));
-                };
+            Family::Command(i) => {
+                let tool = &setup.commands[i];
+                let out = command::run(tool, &args, deadline)?;
+                Ok(Done {
+                    text: out.text,
+                    line: format!("command {} … ok", tool.name),
+                    bounded: out.cut,
+                })
+            }
+            Family::Mcp(s, i) => {
+                let connected = &setup.mcp[s];
+                let tool = &connected.tools[i];
+                let mut server = connected
+                    .server
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let text = server.call(&tool.name, args.clone(), deadline)?;
+                let line = format!(
+                    "mcp {}: {} … ok",
+                    server.name,
+                    crate::fmt::one_line(&tool.name, 64)
+                );
+                Ok(Done::new(text, line))
+            }
+            Family::Domain(i) => {
+                let tool = &setup.domain.tools[i];
                 let obj = args.as_object().cloned().unwrap_or_default();
                 match setup.domain.run(tool, docs, &obj) {
                     Ok((text, pointer)) => Ok(Done::new(text, format!("json: {pointer} … ok"))),

@@ -83,6 +83,10 @@ pub(crate) fn chat(ctx: &Ctx, opts: &Options, target: &Target, turn: Turn, kind:
         Ok(c) => c,
         Err(e) => return Finished::early(e),
     };
+    // Copies asked for (`--keep-attachments`) are in the chat's folder before the turn is sent.
+    if let Err(e) = crate::attach::keep(&ctx.store, &chat.id, &opened.turn.attachments) {
+        return Finished::early(e);
+    }
     // Each completed tool round is written at once (the first with the prompt).
     let mut rounds = persist::Rounds::default();
     let sent = send::send(ctx, opts, &opened, &mut prepared, &mut |round, prompt| {

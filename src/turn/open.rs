@@ -42,6 +42,7 @@ pub(super) fn open(
     let need = ctx.budget().saturating_mul(4).saturating_add(4096);
     if let Some(r) = &turn.route {
         backend::check(r, &ctx.config)?;
+        crate::attach::check(r, &turn.attachments, &ctx.config)?;
         if !opts.dry_run {
             backend::installed(r, &ctx.config)?;
         }
@@ -56,6 +57,7 @@ pub(super) fn open(
                 None => {
                     let r = route::default(&ctx.config)?;
                     backend::check(&r, &ctx.config)?;
+                    crate::attach::check(&r, &turn.attachments, &ctx.config)?;
                     backend::installed(&r, &ctx.config)?;
                     r
                 }
@@ -97,6 +99,7 @@ pub(super) fn open(
         (None, None) => route::default(&ctx.config)?,
     };
     backend::check(&route, &ctx.config)?;
+    crate::attach::check(&route, &turn.attachments, &ctx.config)?;
     if !opts.dry_run {
         backend::installed(&route, &ctx.config)?;
     }
@@ -117,6 +120,7 @@ pub(super) fn unsaved(ctx: &Ctx, mut turn: Turn) -> Result<Opened> {
         None => route::default(&ctx.config)?,
     };
     backend::check(&route, &ctx.config)?;
+    crate::attach::check(&route, &turn.attachments, &ctx.config)?;
     Ok(Opened {
         chat: None,
         route,

@@ -89,6 +89,12 @@ fn user_record(prompt: String, opened: &Opened, turn: u64) -> Record {
         sources: Vec::new(),
         empty: false,
         replaces: opened.supersedes,
+        attachments: opened
+            .turn
+            .attachments
+            .iter()
+            .map(crate::attach::record)
+            .collect(),
     })
 }
 
@@ -175,6 +181,7 @@ pub(super) fn finish(
             sources: crate::kb::ground::refs(&prepared.sources),
             empty,
             replaces: None,
+            attachments: Vec::new(),
         }));
         out
     };

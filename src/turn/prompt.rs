@@ -217,7 +217,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
             c.rewrite_header(header)?;
         }
     }
-    let new = grounded_message(prompt, &sources);
+    let new = grounded_message(prompt, &sources, opened.turn.attachments.clone());
     let Some(chat) = opened.chat.as_ref() else {
         return Ok(Prepared {
             system,
@@ -267,6 +267,14 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
         ));
     }
     let mut messages = win.messages;
+    crate::attach::resend_kept(
+        &ctx.store,
+        &chat.id,
+        &route,
+        &ctx.config,
+        &mut messages,
+        &opened.turn.attachments,
+    );
     messages.push(new);
     // The summary leads the first user message, quoted: it is a record of the conversation,
     // not an instruction.
@@ -320,7 +328,7 @@ fn ground(
         // `--tools` alone: every registered knowledge base.
         names = ctx.config.kb.bases.keys().cloned().collect();
     }
-    // (A call that reads no tools — `ai -i` — and a CLI backend retrieve instead.)
+    // (A CLI backend retrieves instead.)
     let kb_tools = http
         && setup.is_some()
         && (asked || remembered || ctx.config.kb.mode == Some(crate::config::kb::Mode::Tools))
@@ -375,14 +383,22 @@ fn ground(
     Ok((system, Some(hits), tools, false))
 }
 
-/// The new user message: the quoted notes (when grounded), then the prompt.
-fn grounded_message(prompt: String, sources: &Option<Vec<crate::kb::Hit>>) -> Message {
-    match sources {
-        None => Message::text(Role::User, prompt),
-        Some(hits) => Message {
-            role: Role::User,
-            parts: vec![Part::Sources(kb::ground::sources(hits)), Part::Text(prompt)],
-        },
+/// The new user message: the quoted notes (when grounded), the attachments, then the prompt
+/// (last: `Prepared::take_prompt` takes it from there).
+fn grounded_message(
+    prompt: String,
+    sources: &Option<Vec<crate::kb::Hit>>,
+    attachments: Vec<crate::media::Attachment>,
+) -> Message {
+    let mut parts = Vec::with_capacity(attachments.len() + 2);
+    if let Some(hits) = sources {
+        parts.push(Part::Sources(kb::ground::sources(hits)));
+    }
+    parts.extend(attachments.into_iter().map(Part::Attachment));
+    parts.push(Part::Text(prompt));
+    Message {
+        role: Role::User,
+        parts,
     }
 }
 
@@ -436,7 +452,11 @@ pub(super) fn unsaved(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
     Ok(Prepared {
         system,
         chat_system,
-        messages: vec![grounded_message(prompt, &sources)],
+        messages: vec![grounded_message(
+            prompt,
+            &sources,
+            opened.turn.attachments.clone(),
+        )],
         prior_weight: 0,
         turn_no: 1,
         sources: sources.unwrap_or_default(),

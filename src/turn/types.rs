@@ -17,6 +17,8 @@ pub(crate) struct Turn {
     pub(crate) prompt: String,
     /// Title for a new chat (the prompt words, or the first line of the prompt).
     pub(crate) title: String,
+    /// Images and PDFs sent with the prompt (`-F photo.png`).
+    pub(crate) attachments: Vec<crate::media::Attachment>,
 }
 
 /// The chat a turn belongs to.

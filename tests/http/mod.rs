@@ -19,4 +19,5 @@ mod streams;
 mod tools;
 mod tools_commands;
 mod tools_mcp;
+mod tools_mcp_hostile;
 mod window_edges;

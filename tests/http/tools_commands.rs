@@ -408,3 +408,166 @@ fn a_grandchild_holding_stdout_does_not_outlive_ctrl_c() {
     let msgs = env.only_messages();
     assert_eq!(msgs[0]["content"], "free space?", "{msgs:?}");
 }
+
+// ---- one approval path, asked by each face --------------------------------------------------
+
+#[test]
+fn in_a_session_the_question_is_asked_there_and_only_yes_runs() {
+    let s = Server::start(vec![
+        Reply::sse(&[&disk_call()]),
+        Reply::sse(&[&oa_stream("Not run, then.", 1, 1)]),
+        Reply::sse(&[&disk_call()]),
+        Reply::sse(&[&oa_stream("Plenty of space.", 1, 1)]),
+    ]);
+    let (env, state) = world(&s, "ok", json!({}));
+    let mut term = Terminal::start(&env, "-i openai:gpt-test --tool disk");
+    term.expect("gpt-test> ");
+    term.send("free space?\r");
+    term.expect("run disk with {\"path\":\"/tmp\"}? [y/N] ");
+    term.send("n\r");
+    term.expect("Not run, then.");
+    term.expect("gpt-test> ");
+    assert!(!state.join("args").exists(), "a no ran it");
+    term.send("and now?\r");
+    term.expect("run disk with {\"path\":\"/tmp\"}? [y/N] ");
+    term.send("yes\r");
+    term.expect("Plenty of space.");
+    term.expect("gpt-test> ");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(state.join("args")).unwrap(),
+        "{\"path\":\"/tmp\"}\n"
+    );
+    let results: Vec<Value> = env
+        .only_chat()
+        .into_iter()
+        .filter(|r| r["type"] == "round")
+        .map(|r| r["results"][0].clone())
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["error"], true);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("the user declined: disk was not run"),
+        "{results:?}"
+    );
+    assert_eq!(results[1]["content"], "disk: 42 GB free\n");
+    // The answers are no prompts: the history keeps the two lines only.
+    let history = std::fs::read_to_string(env.home.join("history")).unwrap();
+    assert!(!history.contains("yes"), "{history}");
+}
+
+#[test]
+fn in_a_session_a_long_question_shows_every_argument_and_ctrl_c_declines() {
+    let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
+    let args = json!({"a_reason": reason, "path": "/home/user/.ssh", "delete": true});
+    let s = Server::start(vec![
+        Reply::sse(&[&disk_call_with(&args)]),
+        Reply::sse(&[&oa_stream("Stopped.", 1, 1)]),
+    ]);
+    let (env, state) = world(&s, "ok", json!({}));
+    let mut term = Terminal::start(&env, "-i openai:gpt-test --tool disk");
+    term.expect("gpt-test> ");
+    term.send("clean up\r");
+    let before = term.expect("run disk with the arguments above? [y/N] ");
+    assert!(before.contains(&args.to_string()), "{before}");
+    term.send("\x03");
+    term.expect("Stopped.");
+    term.expect("gpt-test> ");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!state.join("args").exists(), "Ctrl+C ran it: {screen}");
+}
+
+#[test]
+fn in_a_session_data_tools_run_without_asking() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_call_named("json_keys", &json!({"path": "/"}))]),
+        Reply::sse(&[&oa_stream("It has k0.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let doc = env.path("d.json");
+    std::fs::write(&doc, r#"{"k0": 1}"#).unwrap();
+    let mut term = Terminal::start(
+        &env,
+        &format!("-i openai:gpt-test --data '{}'", doc.display()),
+    );
+    term.expect("gpt-test> ");
+    term.send("what keys?\r");
+    term.expect("It has k0.");
+    term.expect("gpt-test> ");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    let offered = s.requests()[0].json();
+    assert_eq!(offered["tools"][0]["function"]["name"], "json_keys");
+    let round = env
+        .only_chat()
+        .into_iter()
+        .find(|r| r["type"] == "round")
+        .expect("a round");
+    assert!(
+        round["results"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("k0"),
+        "{round}"
+    );
+}
+
+/// OpenAI: one call of `name` with `args`.
+fn oa_call_named(name: &str, args: &Value) -> String {
+    disk_call_with(args).replace("\"name\":\"disk\"", &format!("\"name\":\"{name}\""))
+}
+
+#[test]
+fn under_ai_mcp_a_tool_that_needs_a_yes_is_refused_naming_what_allows_it() {
+    use std::io::{BufRead, BufReader, Write};
+    let s = Server::start(script());
+    let (env, state) = world(&s, "ok", json!({}));
+    // Offered to every call by config; an `ask` of `ai mcp` is such a call.
+    let mut config = env.config();
+    config["tools"]["allow"] = json!(["disk"]);
+    env.write_config(&config.to_string());
+    let mut proc = env
+        .command(&["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = proc.stdin.take().unwrap();
+    let mut output = BufReader::new(proc.stdout.take().unwrap());
+    for m in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "ask", "arguments": {"model": "openai:gpt-test", "prompt": "free space?"}}}),
+    ] {
+        writeln!(input, "{m}").unwrap();
+    }
+    input.flush().unwrap();
+    let answer = loop {
+        let mut line = String::new();
+        assert!(output.read_line(&mut line).unwrap() > 0, "ai mcp ended");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            break v;
+        }
+    };
+    drop(input);
+    proc.wait_status();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(!state.join("args").exists(), "it ran without a yes");
+    let r = the_result(&env);
+    assert_eq!(r["error"], true);
+    assert_eq!(
+        r["content"],
+        "not confirmed: ai asks before it runs the command tool disk, and ai mcp has nobody to ask; it was not run (the user can allow it with --yolo)"
+    );
+}

@@ -10,11 +10,13 @@ use crate::support::*;
 
 /// A notes folder with two notes; its path.
 fn folder(env: &Env) -> PathBuf {
-    let dir = env.path("notes");
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::write(dir.join("a.md"), "# Alpha\n\nalphaword here.\n").unwrap();
-    std::fs::write(dir.join("sub/s.md"), "# Sub\n\nsubword here.\n").unwrap();
-    dir
+    env.notes_folder(
+        "notes",
+        [
+            ("a.md", "# Alpha\n\nalphaword here.\n"),
+            ("sub/s.md", "# Sub\n\nsubword here.\n"),
+        ],
+    )
 }
 
 /// `ai kb add notes DIR`, then the counts of a sync that finds nothing new.
@@ -175,13 +177,10 @@ fn a_fifo_in_place_of_the_side_files_hangs_nothing() {
 fn a_front_matter_claim_cannot_take_over_an_indexed_note() {
     // H2-11: a file that sorted first and claimed another note's ID took it over.
     let env = Env::echo();
-    let dir = env.path("notes");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("01_How_to_a1b2c3d4e.md"),
-        "# How to\n\nrightful text\n",
-    )
-    .unwrap();
+    let dir = env.notes_folder(
+        "notes",
+        [("01_How_to_a1b2c3d4e.md", "# How to\n\nrightful text\n")],
+    );
     add(&env, &dir);
     std::fs::write(
         dir.join("00_claim.md"),
@@ -225,15 +224,10 @@ fn a_full_rebuild_leaves_the_old_index_to_searches_until_it_is_done() {
     // H2-12: `kb sync --full` removed the index first: searches then found none, then a part.
     use std::os::unix::fs::MetadataExt;
     let env = Env::echo();
-    let dir = env.path("notes");
-    std::fs::create_dir_all(&dir).unwrap();
-    for i in 0..3000 {
-        std::fs::write(
-            dir.join(format!("n{i:04}.md")),
-            format!("# Note {i}\n\nword{i}\n"),
-        )
-        .unwrap();
-    }
+    let dir = env.notes_folder(
+        "notes",
+        (0..3000).map(|i| (format!("n{i:04}.md"), format!("# Note {i}\n\nword{i}\n"))),
+    );
     add(&env, &dir);
     let index = env.home.join("kb/notes.sqlite");
     let inode = std::fs::metadata(&index).unwrap().ino();

@@ -9,13 +9,7 @@ use serde_json::Value;
 use crate::support::*;
 
 fn folder(env: &Env, notes: &[(&str, &str)]) -> PathBuf {
-    let dir = env.path("vault");
-    for (name, text) in notes {
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
+    env.notes_folder("vault", notes.iter().copied())
 }
 
 fn add(env: &Env, dir: &Path) -> Out {

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// The words of the synthetic models and the topic each belongs to (its vector is that axis).
-const WORDS: [(&str, usize); 12] = [
+pub(crate) const WORDS: [(&str, usize); 12] = [
     ("apple", 0),
     ("pie", 0),
     ("butter", 0),
@@ -32,7 +32,7 @@ const WORDS: [(&str, usize); 12] = [
 ];
 
 /// A WordLevel tokenizer.json over `[UNK]` and `words`.
-fn tokenizer_json(words: &[&str]) -> String {
+pub(crate) fn tokenizer_json(words: &[&str]) -> String {
     let mut vocab = serde_json::Map::new();
     vocab.insert("[UNK]".into(), json!(0));
     for (i, w) in words.iter().enumerate() {
@@ -53,7 +53,7 @@ fn tokenizer_json(words: &[&str]) -> String {
 }
 
 /// A safetensors file holding the named tensors (dtype, shape, raw little-endian bytes).
-fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
     let mut header = serde_json::Map::new();
     let mut data = Vec::new();
     for (name, dtype, shape, bytes) in tensors {
@@ -99,7 +99,7 @@ fn matrix(dims: usize) -> Vec<f32> {
 }
 
 /// Write a static (model2vec) model into `dir`, its matrix stored as `dtype` (F32, F16, I8).
-fn static_model(dir: &Path, dtype: &str, dims: usize) {
+pub(crate) fn static_model(dir: &Path, dtype: &str, dims: usize) {
     std::fs::create_dir_all(dir).unwrap();
     let words: Vec<&str> = WORDS.iter().map(|(w, _)| *w).collect();
     std::fs::write(dir.join("tokenizer.json"), tokenizer_json(&words)).unwrap();
@@ -127,7 +127,7 @@ fn static_model(dir: &Path, dtype: &str, dims: usize) {
 }
 
 /// Three notes, one per topic, in German and English.
-fn notes(env: &Env) -> PathBuf {
+pub(crate) fn notes(env: &Env) -> PathBuf {
     env.project_file(
         "notes/apple.md",
         "# Apple pie\n\nApple pie with butter. Apfel.\n",
@@ -140,12 +140,18 @@ fn notes(env: &Env) -> PathBuf {
     env.project.join("notes")
 }
 
-fn s(p: &Path) -> &str {
+/// `ai kb add notes` over [`notes`], embedded with `embed`.
+fn add_notes(env: &Env, embed: &str) -> Out {
+    let dir = notes(env);
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", embed])
+}
+
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 temp path")
 }
 
 /// The note IDs of a search, best first.
-fn search(env: &Env, query: &str) -> Vec<String> {
+pub(crate) fn search(env: &Env, query: &str) -> Vec<String> {
     let out = env
         .run(&["kb", "search", "notes", query, "--json"])
         .success();
@@ -157,7 +163,7 @@ fn search(env: &Env, query: &str) -> Vec<String> {
         .collect()
 }
 
-fn bases(env: &Env) -> usize {
+pub(crate) fn bases(env: &Env) -> usize {
     env.run(&["kb", "list", "--json"])
         .success()
         .json()
@@ -205,11 +211,7 @@ fn a_model_folder_without_tokenizer_is_refused_and_nothing_is_saved() {
     let model = env.root.join("model");
     static_model(&model, "F32", 8);
     std::fs::remove_file(model.join("tokenizer.json")).unwrap();
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .code(2);
+    let out = add_notes(&env, &format!("local:{}", s(&model))).code(2);
     assert!(out.stderr.contains("has no tokenizer.json"), "{out:#?}");
     assert!(out.stderr.contains("hint:"), "{out:#?}");
     assert_eq!(bases(&env), 0);
@@ -226,11 +228,7 @@ fn a_safetensors_file_that_is_not_one_is_refused() {
         b"<html>rate limited</html>",
     )
     .unwrap();
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .code(2);
+    let out = add_notes(&env, &format!("local:{}", s(&model))).code(2);
     assert!(
         out.stderr.contains("is not a usable safetensors file"),
         "{out:#?}"
@@ -248,11 +246,7 @@ fn a_tokenizer_of_another_model_is_refused() {
     let many: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     std::fs::write(model.join("tokenizer.json"), tokenizer_json(&many)).unwrap();
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .code(2);
+    let out = add_notes(&env, &format!("local:{}", s(&model))).code(2);
     assert!(out.stderr.contains("does not match its model"), "{out:#?}");
     assert_eq!(bases(&env), 0);
 }
@@ -378,7 +372,7 @@ fn hub(files: HashMap<String, Vec<u8>>, cut: &[&str], garbage: &[&str]) -> Hub {
 }
 
 /// The files of a synthetic static model under `repo/`.
-fn repo_files(env: &Env, repo: &str) -> HashMap<String, Vec<u8>> {
+pub(crate) fn repo_files(env: &Env, repo: &str) -> HashMap<String, Vec<u8>> {
     let dir = env.root.join("upstream");
     static_model(&dir, "F16", 8);
     ["config.json", "tokenizer.json", "model.safetensors"]
@@ -447,16 +441,7 @@ fn pull_follows_redirects_records_hashes_and_lists_and_removes() {
     assert_eq!(default["downloaded"], false);
     // Used by name, offline from now on: the server is asked nothing more.
     let before = hub.gets.lock().unwrap().len();
-    let dir = notes(&env);
-    env.run(&[
-        "kb",
-        "add",
-        "notes",
-        s(&dir),
-        "--embed",
-        "local:someone/tiny",
-    ])
-    .success();
+    add_notes(&env, "local:someone/tiny").success();
     assert_eq!(hub.gets.lock().unwrap().len(), before);
     assert_eq!(
         search(&env, "Datenbank").first().map(String::as_str),
@@ -492,16 +477,7 @@ fn a_cut_download_fails_then_resumes_where_it_stopped() {
         t.ends_with("model.safetensors") && r.as_deref().is_some_and(|r| r != "bytes=0-")
     });
     assert!(resumed, "the second pull asked for the rest only: {gets:?}");
-    let dir = notes(&env);
-    env.run(&[
-        "kb",
-        "add",
-        "notes",
-        s(&dir),
-        "--embed",
-        "local:someone/tiny",
-    ])
-    .success();
+    add_notes(&env, "local:someone/tiny").success();
     assert_eq!(
         search(&env, "Bahnhof").first().map(String::as_str),
         Some("train.md")
@@ -538,10 +514,7 @@ fn a_file_that_does_not_match_its_pinned_hash_is_refused_and_not_kept() {
 fn offline_the_error_names_the_pull_command_and_the_manual_way() {
     let mut env = Env::echo();
     env.set("HF_ENDPOINT", &closed_port_url());
-    let dir = notes(&env);
-    let out = env
-        .run(&["kb", "add", "notes", s(&dir), "--embed", "local"])
-        .code(1);
+    let out = add_notes(&env, "local").code(1);
     assert!(out.stderr.contains("cannot download"), "{out:#?}");
     assert!(
         out.stderr
@@ -652,4 +625,151 @@ fn a_real_transformer_finds_the_paraphrase_among_unrelated_notes() {
     assert_eq!(hits.first().map(String::as_str), Some("cat.md"), "{hits:?}");
     let hits = search(&env, "deadline for filing income tax forms");
     assert_eq!(hits.first().map(String::as_str), Some("tax.md"), "{hits:?}");
+}
+
+// ---- one loaded model per process ---------------------------------------------------------
+
+/// How many times the process that printed `text` loaded a local model (`AI_DEBUG=models`).
+fn loads(text: &str) -> usize {
+    text.matches("ai: debug: loaded local model").count()
+}
+
+#[test]
+fn a_session_loads_its_local_model_once_and_one_shot_calls_once_each() {
+    let mut env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    env.set("AI_DEBUG", "models");
+    // Three grounded turns in one `ai -i`: the query of each is embedded, the model loaded once.
+    let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
+    term.expect("echo> ");
+    let mut screen = String::new();
+    for q in ["Datenbank?", "Bahnhof?", "Apfel?"] {
+        term.send(&format!("{q}\r"));
+        term.expect("\x1b[?2004l");
+        screen.push_str(&term.expect("echo> "));
+    }
+    term.send("\x04");
+    let (code, rest) = term.finish();
+    assert_eq!(code, Some(0), "{rest}");
+    assert!(screen.contains("Sources:"), "grounded: {screen}");
+    assert_eq!(loads(&screen), 1, "{screen}");
+    assert!(screen.contains("(first load in this process)"), "{screen}");
+    // One-shot calls are unchanged: each process loads it for its own turn.
+    for q in ["Datenbank?", "Bahnhof?"] {
+        let out = env.run(&["--kb", "notes", q]).success();
+        assert_eq!(loads(&out.stderr), 1, "{out:#?}");
+    }
+}
+
+#[test]
+fn a_model_changed_on_disk_is_loaded_again_in_a_session() {
+    let mut env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    env.set("AI_DEBUG", "models");
+    let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
+    term.expect("echo> ");
+    term.send("Datenbank?\r");
+    term.expect("\x1b[?2004l");
+    let first = term.expect("echo> ");
+    assert_eq!(loads(&first), 1, "{first}");
+    // Replaced by a copy of other size (as a new pull would): the session must not go on
+    // with the old one.
+    let f32_bytes = std::fs::read(model.join("model.safetensors")).unwrap();
+    static_model(&model, "F16", 8);
+    assert_ne!(
+        f32_bytes.len(),
+        std::fs::read(model.join("model.safetensors"))
+            .unwrap()
+            .len()
+    );
+    term.send("Bahnhof?\r");
+    term.expect("\x1b[?2004l");
+    let second = term.expect("echo> ");
+    assert!(second.contains("(load 2 in this process)"), "{second}");
+    term.send("\x04");
+    let (code, rest) = term.finish();
+    assert_eq!(code, Some(0), "{rest}");
+}
+
+#[test]
+fn ai_serve_keeps_the_model_loaded_for_the_searches_of_its_children() {
+    let env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    let token = "a-token-of-twenty-chars";
+    let served = crate::serve::serve(&env, &["--token", token], &[("AI_DEBUG", "models")]);
+    let auth = format!("Authorization: Bearer {token}");
+    // Each search is an `ai kb search` child; only the server loads the model, once.
+    for (q, want) in [
+        ("Datenbank", "backup.md"),
+        ("Bahnhof", "train.md"),
+        ("Datenbank", "backup.md"),
+    ] {
+        let a = crate::serve::request(
+            served.port,
+            "GET",
+            &format!("/kb/notes/search?q={q}&k=3"),
+            &[&auth],
+            b"",
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        let hits = a.json();
+        assert_eq!(hits[0]["path"], want, "{q}: {hits}");
+    }
+    let log = served.log();
+    assert_eq!(loads(&log), 1, "{log}");
+}
+
+#[test]
+fn the_default_model_gone_and_offline_names_the_pull_command_in_search_and_sync() {
+    let mut env = Env::echo();
+    // A stand-in for potion-multilingual-128M on a Hub mirror (its files are not pinned).
+    let files = repo_files(&env, "minishlab/potion-multilingual-128M");
+    let hub = hub(files, &[], &[]);
+    env.set("HF_ENDPOINT", &hub.server.url());
+    let dir = notes(&env);
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", "local"])
+        .success();
+    env.run(&["kb", "model", "remove", "potion-multilingual-128M"])
+        .success();
+    env.set("HF_ENDPOINT", &closed_port_url());
+    // A search still answers by keywords, and says how to get the model back.
+    let out = env
+        .run(&["kb", "search", "notes", "Bahnhof", "--json"])
+        .success();
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+    // A grounded turn too.
+    let out = env.run(&["--kb", "notes", "Bahnhof?"]).success();
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
+    // A sync needs the model: it fails, naming the command.
+    env.project_file("notes/more.md", "# More\n\nApple butter.\n");
+    let out = env.run(&["kb", "sync", "notes"]);
+    assert_ne!(out.code, Some(0), "{out:#?}");
+    assert!(
+        out.stderr
+            .contains("ai kb model pull potion-multilingual-128M"),
+        "{out:#?}"
+    );
 }

@@ -820,3 +820,56 @@ fn a_huge_ask_timeout_does_not_lose_the_call() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_panic_in_a_call_answers_that_call_and_the_server_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = world();
+    // A debug build panics in `list_chats` when asked to (release builds have no such hook).
+    let mut proc = env
+        .command(&["mcp"])
+        .env("AI_CLI_DEBUG_PANIC_TOOL", "list_chats")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = proc.stdin.take().unwrap();
+    let mut output = BufReader::new(proc.stdout.take().unwrap());
+    let mut ask = |m: Value| -> Value {
+        let id = m["id"].clone();
+        writeln!(input, "{m}").unwrap();
+        input.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(output.read_line(&mut line).unwrap() > 0, "ai mcp ended");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    ask(init("2025-06-18"));
+    let call = |id: u64, name: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": {}}})
+    };
+    let failed = ask(call(2, "list_chats"));
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("internal error: ai failed while running this call"),
+        "{failed}"
+    );
+    // Still serving: a ping, another call, and the same request ID again.
+    let pong = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(pong["result"], json!({}));
+    let bases = ask(call(4, "list_knowledge_bases"));
+    assert_eq!(bases["result"]["isError"], false, "{bases}");
+    let again = ask(call(2, "list_chats"));
+    assert_eq!(again["error"]["code"], -32603, "{again}");
+    drop(input);
+    let out = proc.finish();
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -35,12 +35,18 @@ const REPLIES: &[&[&str]] = &[
     &["Hello! ", "How can I ", "help?"],
 ];
 
-/// An OpenAI stream of `pieces`, a pause between each.
-fn streamed(pieces: &[&str]) -> Reply {
+/// An OpenAI stream of `pieces`, a pause between each; with `held`, the rest after the first
+/// two only once the gate is open (so the page is seen streaming, however slow the machine).
+fn streamed(pieces: &[&str], held: Option<&Gate>) -> Reply {
     let mut r = Reply::new(200)
         .header("Content-Type", "text/event-stream")
         .framing(Framing::Chunked);
-    for p in pieces {
+    for (i, p) in pieces.iter().enumerate() {
+        if i == 2
+            && let Some(gate) = held
+        {
+            r = r.hold(gate);
+        }
         r = r.body(&oa_text(p)).pause(150);
     }
     r.body(&oa_end(12, 30))
@@ -58,6 +64,9 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     let Some(browser) = Browser::start() else {
         return;
     };
+    // The first reply waits after its first two pieces until the page has shown them.
+    let gate = Gate::new();
+    let held = gate.clone();
     let count = Arc::new(AtomicUsize::new(0));
     let n = Arc::clone(&count);
     let server = Server::respond(move |req| {
@@ -70,7 +79,7 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
             );
         }
         let i = n.fetch_add(1, Ordering::SeqCst).min(REPLIES.len() - 1);
-        streamed(REPLIES[i])
+        streamed(REPLIES[i], (i == 0).then_some(&held))
     });
     let env = Env::for_provider("openai", &server);
     env.write_config(r#"{"aliases": {"mini": ["openai", "gpt-test"]}, "default_alias": "mini"}"#);
@@ -135,6 +144,7 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
         ),
     );
     let partial = partial.as_str().unwrap().to_owned();
+    gate.open();
     assert!(
         !partial.contains("timer 4m"),
         "seen whole at once: {partial}"

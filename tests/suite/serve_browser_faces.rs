@@ -80,10 +80,15 @@ fn the_page_cites_copies_stops_retries_renders_notes_and_fits_a_phone() {
             );
         }
         if last.contains("slow") {
-            // Long enough that Stop comes first, however loaded the machine.
-            let mut pieces = vec!["The first part. "];
-            pieces.extend(std::iter::repeat_n("more ", 120));
-            return streamed(&pieces, 500);
+            // Stop comes while it streams, however loaded the machine: the rest waits at a
+            // gate no one opens.
+            return Reply::new(200)
+                .header("Content-Type", "text/event-stream")
+                .framing(Framing::Chunked)
+                .body(&oa_text("The first part. "))
+                .hold(&Gate::new())
+                .body(&oa_text("more "))
+                .body(&oa_end(12, 30));
         }
         if last.contains("flaky") {
             return streamed(&["Recovered ", "answer."], 50);

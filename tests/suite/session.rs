@@ -6,7 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::{Env, SLOW_GEMINI, Terminal, echo_reply, header, message, on_terminal};
+use crate::support::{
+    ENTERED, Env, SLOW_GEMINI, Terminal, echo_reply, header, message, on_terminal, say,
+};
 
 /// The echo model's prompt.
 const PROMPT: &str = "echo> ";
@@ -16,17 +18,6 @@ fn contents(messages: &[Value]) -> Vec<String> {
         .iter()
         .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .collect()
-}
-
-/// What the line editor writes when it hands a line over (bracketed paste off): before it, the
-/// prompt may be drawn again as the line is edited; after it, what the line did.
-const ENTERED: &str = "\x1b[?2004l";
-
-/// Type a line and wait for the next prompt; what the terminal showed in between.
-fn say(term: &mut Terminal, line: &str, prompt: &str) -> String {
-    term.send(&format!("{line}\r"));
-    term.expect(ENTERED);
-    term.expect(prompt)
 }
 
 #[test]
@@ -521,18 +512,16 @@ fn what_a_session_cannot_take_is_refused() {
             out.stderr
         );
     }
-    for args in [
-        &["-i", "--tools"][..],
-        &["-i", "--data", "x.json"],
-        &["-i", "--tool", "grep"],
+    // Tools are offered (tested with an HTTP provider, tests/http/tools_commands.rs); what is
+    // wrong with them is said before the session starts.
+    for (args, says) in [
+        ("-i --tools", "--tools gives the model your knowledge bases"),
+        ("-i --data nothere.json", "nothere.json"),
+        ("-i --tool grep", "there is no command tool of that name"),
     ] {
-        let out = env.run(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
-        assert!(
-            out.stderr.contains("-i does not offer tools yet"),
-            "{}",
-            out.stderr
-        );
+        let (code, screen) = on_terminal(&env, args, "");
+        assert_eq!(code, Some(2), "{args}: {screen}");
+        assert!(screen.contains(says), "{args}: {screen}");
     }
     for (args, says) in [
         ("-i echo what is this", "not a prompt"),
@@ -548,18 +537,16 @@ fn what_a_session_cannot_take_is_refused() {
 
 /// A knowledge base `notes` of two notes.
 fn notes(env: &Env) {
-    let dir = env.path("notes");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("coffee.md"),
-        "# Coffee\n\nWe brew coffee with a French press.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("tea.md"),
-        "# Tea\n\nGreen tea steeps for two minutes.\n",
-    )
-    .unwrap();
+    let dir = env.notes_folder(
+        "notes",
+        [
+            (
+                "coffee.md",
+                "# Coffee\n\nWe brew coffee with a French press.\n",
+            ),
+            ("tea.md", "# Tea\n\nGreen tea steeps for two minutes.\n"),
+        ],
+    );
     env.run(&["kb", "add", "notes", dir.to_str().unwrap()])
         .success();
 }

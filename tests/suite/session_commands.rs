@@ -6,19 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::{Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply};
+use crate::support::{ENTERED, Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply, say};
 
 const PROMPT: &str = "echo> ";
-
-/// What the line editor writes when it hands a line over.
-const ENTERED: &str = "\x1b[?2004l";
-
-/// Type a line and wait for the next prompt; what the terminal showed in between.
-fn say(term: &mut Terminal, line: &str, prompt: &str) -> String {
-    term.send(&format!("{line}\r"));
-    term.expect(ENTERED);
-    term.expect(prompt)
-}
 
 /// End the session with Ctrl+D; it exits 0.
 fn end(mut term: Terminal) {
@@ -48,8 +38,9 @@ fn lines_typed_while_a_reply_streams_are_sent_after_it_in_order() {
     term.send("second\rthird\r");
     term.expect("third");
     env.release();
-    term.expect("gemini> second");
-    term.expect("gemini> third");
+    // Each read by the line editor at its prompt, one by one.
+    term.expect(&format!("second{ENTERED}"));
+    term.expect(&format!("third{ENTERED}"));
     term.expect("gemini> ");
     end(term);
     assert_eq!(asked(&env), ["first", "second", "third"]);
@@ -235,13 +226,13 @@ fn copy_puts_the_last_reply_on_the_terminal_clipboard_and_rename_titles_the_chat
 #[test]
 fn sources_lists_the_notes_of_the_last_answer() {
     let env = Env::echo();
-    let dir = env.path("notes");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("coffee.md"),
-        "# Coffee\n\nWe brew coffee with a French press.\n",
-    )
-    .unwrap();
+    let dir = env.notes_folder(
+        "notes",
+        [(
+            "coffee.md",
+            "# Coffee\n\nWe brew coffee with a French press.\n",
+        )],
+    );
     env.run(&["kb", "add", "notes", dir.to_str().unwrap()])
         .success();
     let mut term = Terminal::start(&env, "-i");
@@ -320,4 +311,22 @@ fn replies_show_their_markdown_styled_on_a_terminal_unless_config_turns_it_off()
         "{shown:?}"
     );
     end(term);
+}
+
+#[test]
+fn lines_pasted_in_one_burst_at_the_prompt_are_each_sent_in_order() {
+    let env = Env::echo();
+    let mut term = Terminal::start(&env, "-i");
+    term.expect(PROMPT);
+    // Many lines in one write, while the line editor reads (no bracketed paste: a terminal
+    // that does not mark pastes, or a program typing); more than the editor reads at once.
+    let lines: Vec<String> = (1..=100).map(|i| format!("burst line {i}")).collect();
+    term.send(&lines.iter().map(|l| format!("{l}\r")).collect::<String>());
+    // One answer each (a line lost would leave this waiting, and the test failing).
+    for _ in &lines {
+        term.expect("echo: model echo");
+    }
+    term.expect(PROMPT);
+    end(term);
+    assert_eq!(asked(&env), lines);
 }

@@ -137,3 +137,37 @@ fn config_tools_keys_are_checked() {
     env.write_config(r#"{"default_alias":"echo","kb":{"mode":"tools"},"tools":{"max_rounds":3}}"#);
     env.run(&["hi"]).success();
 }
+
+#[test]
+fn a_document_that_is_not_utf8_or_not_json_says_where() {
+    let env = Env::echo();
+    for (name, bytes, says) in [
+        (
+            "latin1.json",
+            &b"{\"caf\xe9\": 1}"[..],
+            "latin1.json is not valid JSON: invalid unicode code point at line 1 column 6",
+        ),
+        (
+            "surrogate.json",
+            b"[\"\\ud800\"]",
+            "surrogate.json is not valid JSON: unexpected end of hex escape at line 1 column 9",
+        ),
+        (
+            "trailing.json",
+            b"{\"a\": 1} {\"b\": 2}",
+            "trailing.json is not valid JSON: trailing characters at line 1 column 10",
+        ),
+    ] {
+        let f = env.path(name);
+        std::fs::write(&f, bytes).unwrap();
+        let out = env.run(&["--data", f.to_str().unwrap(), "hi"]).code(2);
+        assert!(out.stderr.contains(says), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("hint: --data and tools files must hold one JSON document"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert!(env.chat_ids().is_empty());
+}

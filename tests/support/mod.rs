@@ -76,12 +76,12 @@ pub use http::{
     es_frame, event, gm_chunk, oa_end, oa_stream, oa_text, ol_done, ol_text,
 };
 pub use proc::{DEADLINE, Proc};
-pub use pty::{Terminal, on_terminal};
+pub use pty::{ENTERED, Terminal, on_terminal, say};
 // `Cmd` is named by helpers that take a call being built, even when no test does yet.
 #[allow(unused_imports)]
 pub use run::Cmd;
 pub use run::Out;
-pub use server::{Framing, Recorded, Reply, Server, closed_port_url};
+pub use server::{Framing, Gate, Recorded, Reply, Server, closed_port_url};
 pub use wait::{
     age, args, big_text, chunks, drain, read_pid, signal, wait_for, wait_for_file, wait_gone,
 };

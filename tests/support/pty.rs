@@ -3,6 +3,17 @@
 
 use super::{Env, Proc, ai_bin};
 
+/// What the line editor of `ai -i` writes when it hands a line over (bracketed paste off):
+/// before it, the prompt may be drawn again as the line is edited; after it, what the line did.
+pub const ENTERED: &str = "\x1b[?2004l";
+
+/// Type a line into `ai -i` and wait for the next prompt; what the terminal showed in between.
+pub fn say(term: &mut Terminal, line: &str, prompt: &str) -> String {
+    term.send(&format!("{line}\r"));
+    term.expect(ENTERED);
+    term.expect(prompt)
+}
+
 /// Run `ai ARGS` (a shell-quoted string) on a pseudo-terminal (util-linux `script`), answering
 /// `input` on it; the exit code and everything the terminal showed. `script` runs in the
 /// world's environment under the same hang guard as `ai`.

@@ -59,6 +59,47 @@ enum Step {
     Pause(Duration),
     /// Close the socket here, without finishing the body.
     Cut,
+    /// Wait here until the test opens the gate.
+    Hold(Gate),
+}
+
+/// A gate a reply waits at ([`Reply::hold`]) until the test opens it: what was sent before it
+/// is all the client can have seen, however slowly the machine runs.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Let every reply waiting at the gate go on (and every later one pass).
+    pub fn open(&self) {
+        let (open, cv) = &*self.0;
+        *open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        cv.notify_all();
+    }
+
+    /// Wait until it is open, or the server stops (false).
+    fn pass(&self, stop: &AtomicBool) -> bool {
+        let (open, cv) = &*self.0;
+        let mut is_open = open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*is_open {
+            if stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            // Woken by `open`; the timeout only looks at `stop` now and then.
+            is_open = cv
+                .wait_timeout(is_open, Duration::from_millis(50))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+        true
+    }
 }
 
 /// One scripted reply.
@@ -140,6 +181,12 @@ impl Reply {
 
     pub fn pause(mut self, ms: u64) -> Reply {
         self.steps.push(Step::Pause(Duration::from_millis(ms)));
+        self
+    }
+
+    /// Send the rest only once `gate` is open.
+    pub fn hold(mut self, gate: &Gate) -> Reply {
+        self.steps.push(Step::Hold(gate.clone()));
         self
     }
 
@@ -391,6 +438,11 @@ fn write_reply(mut conn: TcpStream, reply: &Reply, stop: &AtomicBool) -> std::io
                         return Ok(());
                     }
                     std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            Step::Hold(gate) => {
+                if !gate.pass(stop) {
+                    return Ok(());
                 }
             }
             Step::Cut => {

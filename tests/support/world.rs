@@ -220,6 +220,25 @@ impl Env {
         self.root.join(rel)
     }
 
+    /// A folder of notes in the temp dir (outside the project), made with the subfolders the
+    /// names hold: each `(name, text)` written. Returns its path.
+    pub fn notes_folder<N: AsRef<Path>, T: AsRef<[u8]>>(
+        &self,
+        dir: &str,
+        notes: impl IntoIterator<Item = (N, T)>,
+    ) -> PathBuf {
+        let dir = self.path(dir);
+        fs::create_dir_all(&dir).expect("create the notes folder");
+        for (name, text) in notes {
+            let path = dir.join(name);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).expect("create parent");
+            }
+            fs::write(&path, text).expect("write note");
+        }
+        dir
+    }
+
     /// No file under `AI_CLI_HOME` holds the key, except `.env`, where a test may put it.
     pub fn assert_no_key_in_files(&self) {
         super::http::assert_no_key_in_files(&self.home);

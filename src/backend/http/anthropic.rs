@@ -66,13 +66,32 @@ enum ReqBlock<'a> {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// `{"type":"image","source":{"type":"base64","media_type","data"}}`.
+    Image {
+        source: Base64Source<'a>,
+    },
+    /// A PDF: `{"type":"document","source":{"type":"base64","media_type":"application/pdf",…}}`.
+    Document {
+        source: Base64Source<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct Base64Source<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: String,
 }
 
 fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
     req.messages
         .iter()
         .map(|m| {
-            if m.tool_calls().next().is_none() && m.tool_results().next().is_none() {
+            if m.tool_calls().next().is_none()
+                && m.tool_results().next().is_none()
+                && m.attachments().next().is_none()
+            {
                 return ReqMsg {
                     role: role(m.role),
                     content: Content::Text(m.plain_text()),
@@ -85,6 +104,19 @@ fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
                     tool_use_id: &r.call_id,
                     content: &r.content,
                     is_error: r.is_error,
+                });
+            }
+            // Images and documents before the text that asks about them.
+            for a in m.attachments() {
+                let source = Base64Source {
+                    kind: "base64",
+                    media_type: &a.media_type,
+                    data: a.base64(),
+                };
+                content.push(if a.is_image() {
+                    ReqBlock::Image { source }
+                } else {
+                    ReqBlock::Document { source }
                 });
             }
             let text = m.plain_text();

@@ -77,6 +77,46 @@ enum Block<'a> {
     Text(std::borrow::Cow<'a, str>),
     ToolUse(ToolUse<'a>),
     ToolResult(ToolResult<'a>),
+    /// `{"image":{"format":"png","source":{"bytes":"<base64>"}}}`.
+    Image(Media),
+    /// A PDF: `{"document":{"format":"pdf","name","source":{"bytes"}}}`.
+    Document(Media),
+}
+
+#[derive(Serialize)]
+struct Media {
+    format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    source: MediaBytes,
+}
+
+#[derive(Serialize)]
+struct MediaBytes {
+    bytes: String,
+}
+
+/// A document's name as Converse allows it: letters, digits, single spaces, `-`, `(`, `)`,
+/// `[`, `]` (it is a prompt-injection vector, AWS notes, so kept plain).
+fn document_name(file: &str) -> String {
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+    let mut out = String::new();
+    for c in stem.chars() {
+        let c = if c.is_ascii_alphanumeric() || "-()[]".contains(c) {
+            c
+        } else {
+            ' '
+        };
+        if !(c == ' ' && (out.is_empty() || out.ends_with(' '))) {
+            out.push(c);
+        }
+    }
+    let out = out.trim_end().chars().take(100).collect::<String>();
+    if out.is_empty() {
+        "document".to_owned()
+    } else {
+        out
+    }
 }
 
 #[derive(Serialize)]
@@ -114,6 +154,29 @@ fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
                     content: vec![ResultText { text: &r.content }],
                     status: r.is_error.then_some("error"),
                 }));
+            }
+            for a in m.attachments() {
+                let format = match a.media_type.as_str() {
+                    "image/png" => "png",
+                    "image/jpeg" => "jpeg",
+                    "image/gif" => "gif",
+                    "image/webp" => "webp",
+                    _ => "pdf",
+                };
+                let source = MediaBytes { bytes: a.base64() };
+                content.push(if a.is_image() {
+                    Block::Image(Media {
+                        format,
+                        name: None,
+                        source,
+                    })
+                } else {
+                    Block::Document(Media {
+                        format,
+                        name: Some(document_name(a.file_name())),
+                        source,
+                    })
+                });
             }
             let text = m.plain_text();
             if !text.is_empty() {

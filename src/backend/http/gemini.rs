@@ -91,6 +91,17 @@ enum WirePart<'a> {
     Response {
         function_response: FunctionResponse<'a>,
     },
+    /// An image or PDF: `{"inline_data":{"mime_type","data"}}` (the API takes the snake_case
+    /// spelling as well as camelCase).
+    Inline {
+        inline_data: InlineData<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct InlineData<'a> {
+    mime_type: &'a str,
+    data: String,
 }
 
 #[derive(Serialize)]
@@ -127,6 +138,14 @@ fn contents<'a>(req: &Request<'a>) -> Vec<WireContent<'a>> {
                             result: (!r.is_error).then_some(r.content.as_str()),
                             error: r.is_error.then_some(r.content.as_str()),
                         },
+                    },
+                });
+            }
+            for a in m.attachments() {
+                parts.push(WirePart::Inline {
+                    inline_data: InlineData {
+                        mime_type: &a.media_type,
+                        data: a.base64(),
                     },
                 });
             }

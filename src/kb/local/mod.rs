@@ -12,11 +12,16 @@
 
 #[cfg(feature = "bert")]
 pub(crate) mod bert;
+#[cfg(feature = "bert")]
+pub(crate) mod cross;
 pub(crate) mod hub;
+pub(crate) mod service;
 mod static_model;
 pub(crate) mod weights;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokenizers::Tokenizer;
 
@@ -62,30 +67,7 @@ impl LocalModel {
     /// Load the model in `dir` (a folder in the Hub layout). Every way a folder can be unusable
     /// (a file missing, a damaged file, a tokenizer of another model) is an error with a hint.
     pub(crate) fn load(dir: &Path, spec: &str) -> Result<LocalModel> {
-        if !dir.is_dir() {
-            return Err(
-                Error::not_found(format!("no model folder at {}", dir.display()))
-                    .hint(manual_hint(spec)),
-            );
-        }
-        for file in ["config.json", "tokenizer.json", "model.safetensors"] {
-            if !dir.join(file).is_file() {
-                return Err(Error::usage(format!(
-                    "the model folder {} has no {file}",
-                    dir.display()
-                ))
-                .hint(manual_hint(spec)));
-            }
-        }
-        let config = read_json(&dir.join("config.json"))?;
-        let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
-            Error::usage(format!(
-                "{} is not a tokenizer ai can read: {}",
-                dir.join("tokenizer.json").display(),
-                crate::fmt::one_line(&e.to_string(), 200)
-            ))
-            .hint(manual_hint(spec))
-        })?;
+        let (config, tokenizer) = open_folder(dir, spec)?;
         let model_type = config
             .get("model_type")
             .and_then(|v| v.as_str())
@@ -171,6 +153,14 @@ impl LocalModel {
             #[cfg(feature = "bert")]
             Family::Bert(m) => m.embed(text)?,
         };
+        // Finite weights can still overflow in a forward pass: a NaN vector never reaches an
+        // index, where it would rank every note equal.
+        if !v.iter().all(|x| x.is_finite()) {
+            return Err(Error::backend(
+                "the local model computed NaN or infinite values for a passage",
+            )
+            .hint("its weights are damaged or not of an embedding model: download it again, or use another model"));
+        }
         crate::kb::vectors::normalize(&mut v);
         Ok(v)
     }
@@ -215,6 +205,37 @@ impl LocalModel {
     }
 }
 
+/// A model folder's `config.json` and tokenizer, after checking that its three files are
+/// there. Every way a folder can be unusable is an error with a hint.
+pub(crate) fn open_folder(dir: &Path, spec: &str) -> Result<(serde_json::Value, Tokenizer)> {
+    if !dir.is_dir() {
+        return Err(
+            Error::not_found(format!("no model folder at {}", dir.display()))
+                .hint(manual_hint(spec)),
+        );
+    }
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        if !dir.join(file).is_file() {
+            return Err(
+                Error::usage(format!("the model folder {} has no {file}", dir.display()))
+                    .hint(manual_hint(spec)),
+            );
+        }
+    }
+    let config = read_json(&dir.join("config.json"))?;
+    let tok_path = dir.join("tokenizer.json");
+    let tok_bytes = read_capped(&tok_path, MAX_TOKENIZER)?;
+    let tokenizer = Tokenizer::from_bytes(&tok_bytes).map_err(|e| {
+        Error::usage(format!(
+            "{} is not a tokenizer ai can read: {}",
+            dir.join("tokenizer.json").display(),
+            crate::fmt::one_line(&e.to_string(), 200)
+        ))
+        .hint(manual_hint(spec))
+    })?;
+    Ok((config, tokenizer))
+}
+
 /// The query and passage prefixes: from `config_sentence_transformers.json`'s prompts when the
 /// folder has them, else e5's for models named e5.
 fn prefixes(dir: &Path, spec: &str) -> (String, String) {
@@ -245,9 +266,34 @@ fn prefixes(dir: &Path, spec: &str) -> (String, String) {
     }
 }
 
+/// The largest `tokenizer.json` read (real ones take up to about 35 MB).
+pub(crate) const MAX_TOKENIZER: u64 = 100_000_000;
+/// The largest `config.json` (and other small JSON file of a model) read.
+pub(crate) const MAX_CONFIG: u64 = 1_000_000;
+
+/// A file's bytes, refused with a hint when it is larger than `max` (checked while reading, so
+/// a file that grows or a device that never ends cannot exhaust memory).
+pub(crate) fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    let mut bytes = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::usage(format!(
+            "{} is larger than the {} such a file may take",
+            path.display(),
+            human(max)
+        ))
+        .hint("it is not a file of a local embedding model: download the model again (ai kb model pull NAME), or replace the file"));
+    }
+    Ok(bytes)
+}
+
 pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let bytes = read_capped(path, MAX_CONFIG)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         Error::usage(format!("{} is not valid JSON: {e}", path.display()))
             .hint("it may be damaged: download the model again (ai kb model pull NAME)")
     })
@@ -322,19 +368,109 @@ impl Source {
         }
     }
 
-    /// Load the model, downloading it first (with a progress bar) when it is a Hub model not yet
-    /// on disk.
-    pub(crate) fn load(&self, home: &Path, ui: &Ui) -> Result<LocalModel> {
-        let spec = self.spec();
+    /// Where a Hub model lives once downloaded (`None` for a folder).
+    pub(crate) fn hub_dir(&self, home: &Path) -> Option<PathBuf> {
         match self {
-            Source::Folder(p) => LocalModel::load(p, &spec),
-            Source::Builtin(_) | Source::Repo(_) => {
-                let dir = hub::ensure(home, self, ui)?;
-                LocalModel::load(&dir, &spec)
+            Source::Builtin(b) => Some(hub::model_dir(home, b.repo)),
+            Source::Repo(r) => Some(hub::model_dir(home, r)),
+            Source::Folder(_) => None,
+        }
+    }
+
+    /// The model, loaded once per process and shared (`ai serve`, `ai mcp` and `ai -i` embed
+    /// every grounded turn's query with the model the first one loaded), downloaded first when
+    /// it is a Hub model not yet on disk. Loaded again only when its files changed on disk (a
+    /// new pull, an edited folder).
+    pub(crate) fn shared(&self, home: &Path, ui: &Ui) -> Result<Arc<LocalModel>> {
+        let dir = match self {
+            Source::Folder(p) => p.clone(),
+            Source::Builtin(_) | Source::Repo(_) => hub::ensure(home, self, ui)?,
+        };
+        let stamp = Stamp::of(&dir);
+        // Held while loading: two threads wanting one model load it once.
+        let mut loaded = LOADED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, _, m)) = loaded
+            .iter()
+            .find(|(d, s, _)| *d == dir && stamp.as_ref() == Some(s))
+        {
+            return Ok(Arc::clone(m));
+        }
+        let model = Arc::new(LocalModel::load(&dir, &self.spec())?);
+        let n = LOADS.fetch_add(1, Ordering::SeqCst) + 1;
+        if debug_loads() {
+            ui.notice(&format!(
+                "ai: debug: loaded local model {} ({} in this process)",
+                self.spec(),
+                if n == 1 {
+                    "first load".to_owned()
+                } else {
+                    format!("load {n}")
+                }
+            ));
+        }
+        loaded.retain(|(d, _, _)| *d != dir);
+        if let Some(stamp) = stamp {
+            loaded.push((dir, stamp, Arc::clone(&model)));
+        }
+        Ok(model)
+    }
+}
+
+/// The models this process has loaded, by folder, with the state of their files then.
+static LOADED: Mutex<Vec<(PathBuf, Stamp, Arc<LocalModel>)>> = Mutex::new(Vec::new());
+/// How many times this process has loaded a local model (shown with `AI_DEBUG=models`).
+static LOADS: AtomicUsize = AtomicUsize::new(0);
+
+/// `AI_DEBUG` names `models`: say on stderr each time a local model is loaded.
+fn debug_loads() -> bool {
+    std::env::var("AI_DEBUG").is_ok_and(|v| {
+        v.split(',')
+            .any(|w| w.trim().eq_ignore_ascii_case("models"))
+    })
+}
+
+/// The size and modification time of a model folder's files: a loaded model is reused only
+/// while they are unchanged.
+#[derive(PartialEq, Eq, Debug)]
+struct Stamp(Vec<(u64, Option<std::time::SystemTime>)>);
+
+impl Stamp {
+    fn of(dir: &Path) -> Option<Stamp> {
+        let files = [
+            "config.json",
+            "tokenizer.json",
+            "model.safetensors",
+            "1_Pooling/config.json",
+            "config_sentence_transformers.json",
+            "sentence_bert_config.json",
+        ];
+        let mut out = Vec::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            match std::fs::metadata(dir.join(f)) {
+                Ok(m) => out.push((m.len(), m.modified().ok())),
+                Err(_) if i >= 3 => out.push((0, None)),
+                Err(_) => return None,
             }
         }
+        Some(Stamp(out))
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// A byte count for people: 31 MB, 1.2 GB.
+pub(crate) fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.0} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} kB", b / 1e3)
+    } else {
+        format!("{bytes} bytes")
+    }
+}

@@ -48,6 +48,9 @@ impl StaticModel {
                     t.dtype
                 )));
             }
+            if !t.finite() {
+                return Err(weights.not_finite(name));
+            }
             (t.shape[0], t.shape[1])
         };
         let vocab = tokenizer.get_vocab_size(true);
@@ -64,10 +67,13 @@ impl StaticModel {
             ))
             .hint("tokenizer.json and model.safetensors must come from the same model; download both again"));
         }
-        if let Some(w) = weights.get("weights")
-            && (w.len() < vocab || !w.readable())
-        {
-            return Err(weights.damaged("its token weights do not fit its tokenizer"));
+        if let Some(w) = weights.get("weights") {
+            if w.len() < vocab || !w.readable() {
+                return Err(weights.damaged("its token weights do not fit its tokenizer"));
+            }
+            if !w.finite() {
+                return Err(weights.not_finite("weights"));
+            }
         }
         let unk = ["[UNK]", "<unk>"]
             .into_iter()

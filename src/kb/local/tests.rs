@@ -117,3 +117,57 @@ fn real_models_match_the_reference_vectors() {
     #[cfg(not(feature = "bert"))]
     let _ = minilm;
 }
+
+/// The cross-encoder heads (BERT and XLM-RoBERTa) against scores a NumPy forward pass computed
+/// for the same small random models (scripts/cross_golden.py: no real cross-encoder weights are
+/// on PyPI), token IDs included.
+#[cfg(feature = "bert")]
+#[test]
+fn cross_encoders_match_the_reference_scores() {
+    use super::cross::CrossEncoder;
+    for kind in ["bert", "roberta"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/cross-{kind}"));
+        let g: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scores.json")).unwrap())
+                .unwrap();
+        let tol = g["tolerance"].as_f64().unwrap() as f32;
+        let m = CrossEncoder::load(&dir, "local:test").unwrap();
+        let pairs = g["pairs"].as_array().unwrap();
+        let passages: Vec<&str> = pairs
+            .iter()
+            .map(|p| p["passage"].as_str().unwrap())
+            .collect();
+        for (i, p) in pairs.iter().enumerate() {
+            let q = p["query"].as_str().unwrap();
+            let want = p["score"].as_f64().unwrap() as f32;
+            let got = m.score(q, passages[i]).unwrap();
+            assert!(
+                (got - want).abs() <= tol,
+                "{kind}: pair {i} scores {got}, the reference {want}"
+            );
+        }
+        // On all cores, in order.
+        let q = pairs[0]["query"].as_str().unwrap();
+        let all = m.scores(q, &passages).unwrap();
+        for (i, s) in all.iter().enumerate() {
+            assert_eq!(
+                *s,
+                m.score(q, passages[i]).unwrap(),
+                "{kind}: scores() keeps the order"
+            );
+        }
+    }
+}
+
+/// A sentence embedding model is not a reranker: refused with a hint, never scored.
+#[cfg(feature = "bert")]
+#[test]
+fn an_embedding_model_is_refused_as_a_reranker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((minilm, _)) = pypi_models(tmp.path()) else {
+        return;
+    };
+    let e = super::cross::CrossEncoder::load(&minilm, "local:all-MiniLM-L6-v2").unwrap_err();
+    assert!(e.to_string().contains("is not a cross-encoder"), "{e}");
+    assert!(e.hint_text().is_some_and(|h| h.contains("--embed")));
+}

@@ -8,6 +8,11 @@ use safetensors::{Dtype, SafeTensors};
 
 use crate::error::{Error, Result};
 
+/// The largest `model.safetensors` read (the built-in models take under 1 GB; the largest
+/// BERT-family embedding models about 2.3 GB): a bigger file is refused before it is read, not
+/// allowed to exhaust memory.
+pub(crate) const MAX_WEIGHTS: u64 = 6_000_000_000;
+
 /// A safetensors file read into memory.
 pub(crate) struct Weights {
     path: PathBuf,
@@ -23,6 +28,18 @@ pub(crate) struct Tensor<'a> {
 
 impl Weights {
     pub(crate) fn read(path: &Path) -> Result<Weights> {
+        let size = std::fs::metadata(path)
+            .map_err(|e| Error::io("read", path, e))?
+            .len();
+        if size > MAX_WEIGHTS {
+            return Err(Error::usage(format!(
+                "{} holds {}, more than the {} a local model may take",
+                path.display(),
+                super::human(size),
+                super::human(MAX_WEIGHTS)
+            ))
+            .hint("local embedding models are small (the built-in ones under 1 GB): is it the right file?"));
+        }
         let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
         let w = Weights {
             path: path.to_owned(),
@@ -63,7 +80,15 @@ impl Weights {
                 t.dtype
             ))
         })?;
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(self.not_finite(name));
+        }
         Ok((t.shape, values))
+    }
+
+    /// The error for a tensor holding NaN or infinite values (its vectors would be NaN).
+    pub(crate) fn not_finite(&self, name: &str) -> Error {
+        self.damaged(&format!("tensor {name} holds NaN or infinite values"))
     }
 
     pub(crate) fn damaged(&self, why: &str) -> Error {
@@ -160,6 +185,26 @@ impl Tensor<'_> {
                 .collect(),
             _ => (0..self.len()).map(|i| self.at(i)).collect::<Option<_>>()?,
         })
+    }
+
+    /// Whether every element is a finite number (int types always are).
+    pub(crate) fn finite(&self) -> bool {
+        match self.dtype {
+            Dtype::F32 => self
+                .data
+                .chunks_exact(4)
+                .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite()),
+            // Exponent all ones: infinity or NaN.
+            Dtype::F16 => self
+                .data
+                .chunks_exact(2)
+                .all(|b| u16::from_le_bytes([b[0], b[1]]) & 0x7c00 != 0x7c00),
+            Dtype::BF16 => self
+                .data
+                .chunks_exact(2)
+                .all(|b| u16::from_le_bytes([b[0], b[1]]) & 0x7f80 != 0x7f80),
+            _ => true,
+        }
     }
 
     /// Whether the bytes hold `len()` elements of a type ai can read.

@@ -160,11 +160,30 @@ function textOf(content) {
   return '';
 }
 
-function userBubble(text) {
+function userBubble(text, attachments) {
   const d = el('div', 'msg user');
   d.appendChild(el('span', 'who', 'You'));
+  attachmentLines(d, attachments);
   d.appendChild(document.createTextNode(text));
   return d;
+}
+
+function humanSize(n) {
+  if (n >= 1048576) return (n / 1048576).toFixed(1) + ' MiB';
+  if (n >= 1024) return (n / 1024).toFixed(1) + ' KiB';
+  return n + ' B';
+}
+
+// What was attached to a message: its name, type and size (the bytes are not on the page).
+function attachmentLines(d, list) {
+  if (!Array.isArray(list)) return;
+  for (const a of list) {
+    if (!a || typeof a.name !== 'string') continue;
+    const what = a.url
+      ? `${a.name} (web page from ${a.url})`
+      : `${a.name} (${a.type}, ${humanSize(Number(a.size) || 0)}${a.kept ? ', a copy kept' : ''})`;
+    d.appendChild(el('p', 'attachment', 'attached: ' + what));
+  }
 }
 
 function assistantBubble(label) {
@@ -331,12 +350,12 @@ async function openChat(id) {
       const resent = messages.slice(i + 1).some((n) => n.role === 'user' &&
         textOf(n.content) === textOf(m.content));
       if (resent) return;
-      const d = userBubble(textOf(m.content));
+      const d = userBubble(textOf(m.content), m.attachments);
       d.classList.add('failed');
       box.appendChild(d);
       if (last) retryButton(d);
     } else if (m.role === 'user') {
-      box.appendChild(userBubble(textOf(m.content)));
+      box.appendChild(userBubble(textOf(m.content), m.attachments));
     } else if (m.role === 'assistant') {
       const b = assistantBubble(m.alias || m.model);
       fill(b, m.html, textOf(m.content), m.sources);
