@@ -4,7 +4,7 @@
 //! `ai` does not read, and a bug. SQL lives only in the implementations:
 //!
 //! - `sqlite`: `<home>/kb/NAME.sqlite` (the default, needs nothing), with its quantized vector
-//!   side file ([`super::vectors`]).
+//!   side file (`kb/vectors.rs`).
 //!
 //! A second store is one more implementation of [`Store`] and one more arm of [`Backing`].
 
@@ -33,7 +33,7 @@ pub(crate) fn file(home: &Home, name: &str) -> PathBuf {
     dir(home).join(format!("{name}.sqlite"))
 }
 
-/// The side file beside an index file, where its vectors are kept ([`super::vectors`]).
+/// The side file beside an index file, where its vectors are kept (`kb/vectors.rs`).
 pub(crate) fn vectors_file(index_path: &Path) -> PathBuf {
     index_path.with_extension("vectors")
 }
@@ -232,7 +232,7 @@ pub(crate) use super::linked::Linked;
 
 /// What an index does. Passages are named by `c`, notes by `n`: the store's own row numbers.
 /// Keyword queries are FTS5 expressions (quoted terms, `OR`, parentheses, `{columns} :`), as
-/// [`super::search`] writes them.
+/// the search writes them.
 pub(crate) trait Store {
     /// Where it lives, for messages and `kb list` (never with a password).
     #[allow(dead_code)] // the stores with a server
