@@ -54,8 +54,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('devstral', 'devstral', [CompletionResultType]::ParameterValue, 'openrouter mistralai/devstral-2512:free')
             [CompletionResult]::new('oss', 'oss', [CompletionResultType]::ParameterValue, 'openrouter openai/gpt-oss-120b:free')
             [CompletionResult]::new('echo', 'echo', [CompletionResultType]::ParameterValue, 'echo echo')
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -69,6 +69,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
             [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -139,8 +140,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat' {
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -154,6 +155,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
             [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -248,8 +250,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;chat;retry' {
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -263,6 +265,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
             [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -367,8 +370,8 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;reply' {
-            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)')
+            [CompletionResult]::new('-F', '-F ', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the backend after this many seconds (default: config "timeout", else 1200)')
             [CompletionResult]::new('--chat', '--chat', [CompletionResultType]::ParameterName, 'Continue chat ID (or start a chat with this name: letters, digits, - and _)')
             [CompletionResult]::new('--system', '--system', [CompletionResultType]::ParameterName, 'System prompt of a new chat (default: config "chat.system")')
@@ -382,6 +385,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
             [CompletionResult]::new('--var', '--var', [CompletionResultType]::ParameterName, 'A variable of the saved prompt (repeat): -v lang=German')
+            [CompletionResult]::new('--schema', '--schema', [CompletionResultType]::ParameterName, 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1')
             [CompletionResult]::new('--keep-attachments', '--keep-attachments', [CompletionResultType]::ParameterName, 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the exact program, arguments and prompt that would run; run nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
@@ -477,6 +481,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         'ai;kb;sync' {
             [CompletionResult]::new('--full', '--full', [CompletionResultType]::ParameterName, 'Rebuild from scratch')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the counts as JSON')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')

@@ -51,8 +51,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand 'devstral' 'openrouter mistralai/devstral-2512:free'
             cand 'oss' 'openrouter openai/gpt-oss-120b:free'
             cand 'echo' 'echo echo'
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -66,6 +66,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
             cand -v 'A variable of the saved prompt (repeat): -v lang=German'
             cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -131,8 +132,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;chat'= {
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -146,6 +147,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
             cand -v 'A variable of the saved prompt (repeat): -v lang=German'
             cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -232,8 +234,8 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --help 'Print help'
         }
         &'ai;chat;retry'= {
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -247,6 +249,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
             cand -v 'A variable of the saved prompt (repeat): -v lang=German'
             cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -334,8 +337,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;chat;help;help'= {
         }
         &'ai;reply'= {
-            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
-            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas)'
+            cand -F 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
+            cand --file 'Send files as context: a file, or a folder''s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)'
             cand --timeout 'Stop the backend after this many seconds (default: config "timeout", else 1200)'
             cand --chat 'Continue chat ID (or start a chat with this name: letters, digits, - and _)'
             cand --system 'System prompt of a new chat (default: config "chat.system")'
@@ -349,6 +352,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --prompt 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}'
             cand -v 'A variable of the saved prompt (repeat): -v lang=German'
             cand --var 'A variable of the saved prompt (repeat): -v lang=German'
+            cand --schema 'The reply is JSON that fits this schema: a file, ''{json schema}'', or ''name str, age int, tags [str]''. Checked, asked again once, else exit 1'
             cand --keep-attachments 'Keep a copy of each attached image or PDF in the chat''s folder (otherwise the chat records only its name, type, size and SHA-256)'
             cand --dry-run 'Print the exact program, arguments and prompt that would run; run nothing'
             cand -q 'Print only the reply and errors (no notices)'
@@ -438,6 +442,7 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;kb;sync'= {
             cand --full 'Rebuild from scratch'
             cand --json 'Print the counts as JSON'
+            cand --watch 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'

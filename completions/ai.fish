@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ai_global_optspecs
-    string join \n F/file= keep-attachments dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= p/prompt= v/var= h/help V/version
+    string join \n F/file= keep-attachments dry-run q/quiet json json-stream yolo cmd run y/yes timeout= no-stdin chat= c/continue no-chat no-wait system= kb= no-kb i/interactive tools data= tools-file= tool= mcp= max-tool-rounds= p/prompt= v/var= schema= h/help V/version
 end
 
 function __fish_ai_needs_command
@@ -24,7 +24,7 @@ function __fish_ai_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c ai -n "__fish_ai_needs_command" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_needs_command" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_needs_command" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_needs_command" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_needs_command" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -36,6 +36,7 @@ complete -c ai -n "__fish_ai_needs_command" -l mcp -d 'Start an MCP server of co
 complete -c ai -n "__fish_ai_needs_command" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_needs_command" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_needs_command" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_needs_command" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_needs_command" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_needs_command" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_needs_command" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -77,7 +78,7 @@ complete -c ai -n "__fish_ai_using_subcommand default" -s q -l quiet -d 'Print o
 complete -c ai -n "__fish_ai_using_subcommand default" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -89,6 +90,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcomma
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and not __fish_seen_subcommand_from list search show export import delete rename retry compact gc new help" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -141,7 +143,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from rename" -s h -l help -d 'Print help'
-complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -153,6 +155,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from retry" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -195,7 +198,7 @@ complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_f
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Delete chats not used for a while'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "new" -d 'Create an empty chat and print its ID (for scripts)'
 complete -c ai -n "__fish_ai_using_subcommand chat; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ai -n "__fish_ai_using_subcommand reply" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas)' -r -F
+complete -c ai -n "__fish_ai_using_subcommand reply" -s F -l file -d 'Send files as context: a file, or a folder\'s top-level files (repeat, or join with commas). An image or a PDF is attached whole (also `-a`, `--attach`)' -r -F
 complete -c ai -n "__fish_ai_using_subcommand reply" -l timeout -d 'Stop the backend after this many seconds (default: config "timeout", else 1200)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l chat -d 'Continue chat ID (or start a chat with this name: letters, digits, - and _)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l system -d 'System prompt of a new chat (default: config "chat.system")' -r
@@ -207,6 +210,7 @@ complete -c ai -n "__fish_ai_using_subcommand reply" -l mcp -d 'Start an MCP ser
 complete -c ai -n "__fish_ai_using_subcommand reply" -l max-tool-rounds -d 'Tool rounds per turn, at most (default: config "tools.max_rounds", else 10)' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -s p -l prompt -d 'Use saved prompt NAME (`ai prompt list`): the input fills its {input}' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -s v -l var -d 'A variable of the saved prompt (repeat): -v lang=German' -r
+complete -c ai -n "__fish_ai_using_subcommand reply" -l schema -d 'The reply is JSON that fits this schema: a file, \'{json schema}\', or \'name str, age int, tags [str]\'. Checked, asked again once, else exit 1' -r
 complete -c ai -n "__fish_ai_using_subcommand reply" -l keep-attachments -d 'Keep a copy of each attached image or PDF in the chat\'s folder (otherwise the chat records only its name, type, size and SHA-256)'
 complete -c ai -n "__fish_ai_using_subcommand reply" -l dry-run -d 'Print the exact program, arguments and prompt that would run; run nothing'
 complete -c ai -n "__fish_ai_using_subcommand reply" -s q -l quiet -d 'Print only the reply and errors (no notices)'
@@ -271,6 +275,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l full -d 'Rebuild from scratch'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l json -d 'Print the counts as JSON'
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -l watch -d 'After the sync, keep watching the folders and sync what changes (Ctrl+C ends it)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from sync" -s h -l help -d 'Print help'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of a table'

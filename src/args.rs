@@ -34,9 +34,12 @@ pub(crate) struct Cli {
 #[derive(Debug, Args, Default, Clone)]
 pub(crate) struct CallArgs {
     /// Send files as context: a file, or a folder's top-level files (repeat, or join with commas).
+    /// An image or a PDF is attached whole (also `-a`, `--attach`).
     #[arg(
         short = 'F',
         long = "file",
+        short_alias = 'a',
+        alias = "attach",
         value_name = "PATH[,PATH]",
         value_delimiter = ','
     )]
@@ -143,6 +146,11 @@ pub(crate) struct PromptArgs {
     /// A variable of the saved prompt (repeat): -v lang=German.
     #[arg(short = 'v', long = "var", value_name = "NAME=VALUE", value_parser = crate::prompts::parse_var, requires = "saved_prompt")]
     pub(crate) vars: Vec<(String, String)>,
+
+    /// The reply is JSON that fits this schema: a file, '{json schema}', or 'name str, age int,
+    /// tags [str]'. Checked, asked again once, else exit 1.
+    #[arg(long, value_name = "SCHEMA", allow_hyphen_values = true)]
+    pub(crate) schema: Option<String>,
 }
 
 /// The tool-calling options of a prompt call (boxed: most calls have none).
@@ -393,6 +401,9 @@ pub(crate) enum KbAction {
         /// Print the counts as JSON.
         #[arg(long)]
         json: bool,
+        /// After the sync, keep watching the folders and sync what changes (Ctrl+C ends it).
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
     },
     /// List knowledge bases.
     List {

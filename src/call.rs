@@ -59,6 +59,18 @@ pub(crate) fn run(
         ground::check(&ctx.home, &ctx.config, names)?;
     }
 
+    // `--schema`: read and checked before anything is read or sent.
+    let schema = match &args.prompting.schema {
+        Some(spec) => {
+            if modes.cmd || modes.run {
+                return Err(Error::usage("--schema cannot be used with cmd or run")
+                    .hint("leave out one of them"));
+            }
+            Some(crate::schema::parse(spec)?)
+        }
+        None => None,
+    };
+
     // A saved prompt (`-p NAME`) is found before anything is read.
     let saved = match &args.prompting.saved_prompt {
         Some(name) => Some(crate::prompts::find(&ctx.home.dir, &ctx.config, name)?),
@@ -69,6 +81,7 @@ pub(crate) fn run(
     let input::Given {
         files,
         mut attachments,
+        pages,
     } = input::read_files(&args.files, &ctx.ui)?;
     if args.keep_attachments {
         for a in &mut attachments {
@@ -129,6 +142,8 @@ pub(crate) fn run(
         prompt,
         title,
         attachments,
+        pages,
+        schema,
     };
     let chat_word = parsed.chat == ChatRef::New;
     let save = match parsed.chat {

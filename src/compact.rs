@@ -79,6 +79,7 @@ pub(crate) fn run(
         timeout_given: timeout.is_some(),
         no_wait: false,
         tools: &[],
+        schema: None,
     };
     ctx.ui.notice(&format!(
         "ai: summarizing turns {}–{through} of chat {} with {}…",

@@ -35,6 +35,8 @@ pub(crate) struct FileBlock {
 pub(crate) struct Given {
     pub(crate) files: Vec<FileBlock>,
     pub(crate) attachments: Vec<crate::media::Attachment>,
+    /// Web pages (`-F https://…`), as the chat records them; their text is in `files`.
+    pub(crate) pages: Vec<crate::chat::record::AttachmentRec>,
 }
 
 /// Read the `-F` paths: files, or a folder's top-level files (sorted by name). An image or a
@@ -50,6 +52,30 @@ pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Given> {
     let mut total: u64 = 0;
     for given in paths {
         if given.as_os_str().is_empty() {
+            continue;
+        }
+        // A web page: fetched only because the user named it here.
+        if let Some(url) = given.to_str().filter(|s| crate::web::is_url(s)) {
+            let page = crate::web::fetch(url)?;
+            total += page.text.len() as u64;
+            if total > MAX_TOTAL {
+                return Err(Error::usage(format!(
+                    "-F files add up to more than 5 MiB (reached at {url})"
+                ))
+                .hint("name fewer or smaller files"));
+            }
+            read.pages.push(crate::chat::record::AttachmentRec {
+                name: page.given,
+                media_type: page.media_type,
+                size: page.size,
+                sha256: page.sha256,
+                url: Some(page.url.clone()),
+                kept: None,
+            });
+            read.files.push(FileBlock {
+                shown: page.url,
+                text: page.text,
+            });
             continue;
         }
         let real = given.canonicalize().map_err(|e| {

@@ -45,6 +45,7 @@ mod prompts;
 mod reserved;
 mod route;
 mod sanitize;
+mod schema;
 mod serve;
 mod session;
 mod several;
@@ -53,6 +54,7 @@ mod target;
 mod tools;
 mod turn;
 mod usage;
+mod web;
 
 use clap::Parser;
 
@@ -75,6 +77,10 @@ pub fn main() -> i32 {
             _ => commands::completions::complete(&kind),
         };
         return i32::from(done.is_err());
+    }
+    // `ai __pdf-text`: the bounded child that reads a PDF for a knowledge base.
+    if args.get(1).is_some_and(|a| a == "__pdf-text") {
+        return kb::document::pdf_child();
     }
     // Bare `ai` at a terminal: there is nothing to send; show what can be done.
     if args.len() == 1 && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -250,9 +256,11 @@ fn chat_command(action: ChatAction, quiet: bool) -> Result<()> {
             return Err(error::Error::usage("-c cannot be used with `chat retry`")
                 .hint("name the chat: ai chat retry ID"));
         }
-        if call.prompting.saved_prompt.is_some() {
-            return Err(error::Error::usage("-p cannot be used with `chat retry`")
-                .hint("a retry resends the prompt as it was saved"));
+        if call.prompting.saved_prompt.is_some() || call.prompting.schema.is_some() {
+            return Err(
+                error::Error::usage("-p and --schema cannot be used with `chat retry`")
+                    .hint("a retry resends the prompt as it was saved"),
+            );
         }
         return commands::retry::run(&call, &id, model.as_deref());
     }

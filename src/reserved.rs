@@ -65,6 +65,19 @@ fn walk(cmd: &clap::Command, reserved: &mut Vec<String>, valued: &mut Vec<String
         }
         valued.extend(arg.get_long().map(|l| format!("--{l}")));
         valued.extend(arg.get_short().map(|s| format!("-{s}")));
+        // Hidden aliases take their value the same way (`-a` for `-F`).
+        valued.extend(
+            arg.get_all_aliases()
+                .into_iter()
+                .flatten()
+                .map(|l| format!("--{l}")),
+        );
+        valued.extend(
+            arg.get_all_short_aliases()
+                .into_iter()
+                .flatten()
+                .map(|s| format!("-{s}")),
+        );
     }
     for sub in cmd.get_subcommands() {
         reserved.push(sub.get_name().to_owned());

@@ -42,6 +42,8 @@ pub(crate) fn several(
         prompt: turn.prompt.clone(),
         title: turn.title.clone(),
         attachments: turn.attachments.clone(),
+        pages: turn.pages.clone(),
+        schema: turn.schema.clone(),
     };
     // Each model's result, and the chat it wrote to (also when it failed).
     let go = |t: Turn| -> Finished {

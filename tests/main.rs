@@ -8,6 +8,8 @@ mod support;
 
 #[path = "suite/attach.rs"]
 mod attach;
+#[path = "suite/attach_web.rs"]
+mod attach_web;
 #[path = "suite/backends.rs"]
 mod backends;
 #[path = "suite/cli_streams.rs"]
@@ -40,6 +42,8 @@ mod hostile_signals;
 mod kb;
 #[path = "suite/kb_embed.rs"]
 mod kb_embed;
+#[path = "suite/kb_files.rs"]
+mod kb_files;
 #[path = "suite/kb_hostile.rs"]
 mod kb_hostile;
 #[path = "suite/kb_notes.rs"]
@@ -66,6 +70,8 @@ mod prompts;
 mod run_confirm;
 #[path = "suite/saved_prompts.rs"]
 mod saved_prompts;
+#[path = "suite/schema.rs"]
+mod schema;
 #[path = "suite/serve.rs"]
 mod serve;
 #[path = "suite/serve_browser.rs"]

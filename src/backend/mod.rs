@@ -6,6 +6,7 @@ pub(crate) mod http;
 pub(crate) mod process;
 #[cfg(target_os = "linux")]
 pub(crate) mod reaper;
+pub(crate) mod shape;
 pub(crate) mod stream;
 pub(crate) mod supervise;
 pub(crate) mod transcript;
@@ -35,6 +36,8 @@ pub(crate) struct Request<'a> {
     pub(crate) no_wait: bool,
     /// The tools the model may call (HTTP providers only); empty: none.
     pub(crate) tools: &'a [crate::conversation::ToolDef],
+    /// `--schema`: ask for JSON that fits it, in the protocol's own way.
+    pub(crate) schema: Option<&'a serde_json::Value>,
 }
 
 impl Request<'_> {
@@ -98,7 +101,20 @@ pub(crate) fn send(
                 ui.warn(m)
             }))
         }
-        Provider::Http(_) => http::send(req, config, sink, ui, req.no_wait),
+        Provider::Http(_) => {
+            let mut outcome = http::send(req, config, sink, ui, req.no_wait)?;
+            // `--schema` through a forced tool (Anthropic, Bedrock): the call's input is the
+            // reply.
+            if req.schema.is_some()
+                && let Some(i) = outcome
+                    .calls
+                    .iter()
+                    .position(|c| c.name == crate::backend::shape::TOOL)
+            {
+                outcome.text = outcome.calls.remove(i).arguments;
+            }
+            Ok(outcome)
+        }
     }
 }
 

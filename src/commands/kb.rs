@@ -40,7 +40,19 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             },
             json,
         ),
-        KbAction::Sync { names, full, json } => sync_all(&ctx, &names, full, json),
+        KbAction::Sync {
+            names,
+            full,
+            json,
+            watch,
+        } => {
+            sync_all(&ctx, &names, full, json)?;
+            if watch {
+                watch_all(&ctx, &names)
+            } else {
+                Ok(())
+            }
+        }
         KbAction::List { json } => list(&ctx, json),
         KbAction::Stats {
             name,
@@ -266,12 +278,97 @@ fn skipped_notice(ctx: &Ctx, s: &kb::scan::Skipped) {
         (s.unreadable, "unreadable"),
         (s.duplicate, "duplicate ID"),
         (s.generated, "generated"),
+        (s.no_text, "without text"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
     .collect();
     ctx.ui.notice(&format!("ai: skipped {}", parts.join(", ")));
+}
+
+/// `ai kb sync --watch`: sync the bases whose folders change, a moment after the last change
+/// (so an editor's save, or a `git pull` of many files, is one sync), until Ctrl+C.
+fn watch_all(ctx: &Ctx, names: &[String]) -> Result<()> {
+    use notify::Watcher as _;
+    use std::time::{Duration, Instant};
+    /// Quiet time after the last change before a sync.
+    const DEBOUNCE: Duration = Duration::from_millis(300);
+    let names: Vec<String> = if names.is_empty() {
+        ctx.config.kb.bases.keys().cloned().collect()
+    } else {
+        names.to_vec()
+    };
+    // Ctrl+C ends the watch (and a sync under way at its next note), not the process at once.
+    let _defer = crate::signal::Defer::start();
+    let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher = notify::recommended_watcher(tx)
+        .map_err(|e| Error::backend(format!("cannot watch for changes: {e}")))?;
+    let mut roots: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for name in &names {
+        let base = kb::base(&ctx.config, name)?;
+        let root = std::fs::canonicalize(&base.path).unwrap_or_else(|_| base.path.clone());
+        watcher
+            .watch(&root, notify::RecursiveMode::Recursive)
+            .map_err(|e| {
+                Error::backend(format!("cannot watch {}: {e}", root.display()))
+                    .hint("on Linux, raise fs.inotify.max_user_watches (sysctl) for large folders")
+            })?;
+        roots.push((name.clone(), root));
+    }
+    ctx.ui.notice(&format!(
+        "ai: watching {} for changes (Ctrl+C ends)",
+        names.join(", ")
+    ));
+    // The bases with changes not yet synced, and when the last change came.
+    let mut pending: Vec<String> = Vec::new();
+    let mut last = Instant::now();
+    loop {
+        if crate::signal::interrupted() {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Ok(event)) => {
+                if matches!(event.kind, notify::EventKind::Access(_)) {
+                    continue;
+                }
+                for (name, root) in &roots {
+                    let inside = event.paths.iter().any(|p| {
+                        p.starts_with(root)
+                            && !p
+                                .strip_prefix(root)
+                                .ok()
+                                .and_then(|r| r.components().next())
+                                .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+                    });
+                    if inside && !pending.contains(name) {
+                        pending.push(name.clone());
+                    }
+                }
+                last = Instant::now();
+            }
+            Ok(Err(e)) => ctx.ui.warn(&format!("watching: {e}")),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if pending.is_empty() || last.elapsed() < DEBOUNCE {
+            continue;
+        }
+        for name in std::mem::take(&mut pending) {
+            let base = kb::base(&ctx.config, &name)?;
+            let result = kb::sync_embedder(&ctx.config, base, &ctx.ui)
+                .and_then(|e| sync::run(&ctx.home, &name, base, e.as_ref(), false, &ctx.ui));
+            match result {
+                Ok(counts) => report(ctx, &name, &counts, false)?,
+                Err(Error::Interrupted) => break,
+                // Another sync is at it; the next change (or this one's end) brings it here.
+                Err(e) => output::print_error(&e),
+            }
+        }
+    }
+    drop(watcher);
+    ctx.ui.notice("ai: stopped watching");
+    Ok(())
 }
 
 fn sync_all(ctx: &Ctx, names: &[String], full: bool, json: bool) -> Result<()> {
@@ -478,17 +575,38 @@ fn short_time(rfc3339: &str) -> String {
 fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
     let filter = kb::scan::Filter::new(&base.include, &base.exclude)?;
-    let (_, s) = kb::scan::scan(&base.path, &filter)?;
+    let (_, mut s) = kb::scan::scan(&base.path, &filter)?;
+    // Documents without text are known from the last sync (the walk reads no file).
+    if store::file(&ctx.home, name).exists() {
+        let ix = store::Index::open(&ctx.home, name, false)?;
+        s.no_text_paths = ix
+            .unread()?
+            .into_iter()
+            .map(|(path, _, _, why)| (path, why))
+            .collect();
+        s.no_text = s.no_text_paths.len() as u64;
+    }
     if json {
+        #[derive(Serialize)]
+        struct NoText<'a> {
+            path: &'a str,
+            reason: &'a str,
+        }
         #[derive(Serialize)]
         struct Out<'a> {
             #[serde(flatten)]
             counts: &'a kb::scan::Skipped,
             generated_files: &'a [String],
+            no_text_files: Vec<NoText<'a>>,
         }
         return print_json(&Out {
             counts: &s,
             generated_files: &s.generated_paths,
+            no_text_files: s
+                .no_text_paths
+                .iter()
+                .map(|(path, reason)| NoText { path, reason })
+                .collect(),
         });
     }
     let mut out = String::new();
@@ -501,11 +619,15 @@ fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
         (s.links, "links not followed"),
         (s.unreadable, "unreadable"),
         (s.generated, "generated"),
+        (s.no_text, "without text"),
     ] {
         out.push_str(&format!("{what:<20}{n}\n"));
     }
     for p in &s.generated_paths {
         out.push_str(&format!("generated           {}\n", sanitize(p)));
+    }
+    for (p, why) in &s.no_text_paths {
+        out.push_str(&format!("without text        {} ({why})\n", sanitize(p)));
     }
     output::print_stdout(&out)
 }
@@ -622,11 +744,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
         Error::not_found(format!("knowledge base {name} has no note {id}"))
             .hint(format!("find one with: ai kb search {name} \"…\""))
     })?;
-    let linked_from = if json {
-        ix.linked_from(&note)?
-    } else {
-        Vec::new()
-    };
+    let linked_from = ix.linked_from(&note)?;
+    let links = ix.links(&note.id)?;
     let kb::linked::Linked {
         id,
         title,
@@ -636,7 +755,9 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let file = base.path.join(&path);
     // As the sync reads it: a regular file inside the folder, not too large (a note swapped
     // for a link to /etc/passwd, /dev/zero or a FIFO is refused, not read or waited on).
-    let bytes = kb::scan::read_note(Some(&base.path), &file).map_err(|e| {
+    let kind = kb::scan::kind_of(&path);
+    let max = kind.map_or(kb::scan::MAX_FILE_BYTES, kb::scan::max_bytes);
+    let bytes = kb::scan::read_file(Some(&base.path), &file, max).map_err(|e| {
         let e = Error::not_found(format!(
             "note {id} of {name} is indexed but its file cannot be read ({}): {e}",
             file.display()
@@ -652,8 +773,21 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ))
         }
     })?;
-    // Read as the index reads it: UTF-8, else each odd byte as Windows-1252.
-    let text = kb::scan::decode(&bytes).into_owned();
+    // Read as the index reads it: UTF-8, else each odd byte as Windows-1252; an HTML page or a
+    // PDF as the text it was indexed as.
+    let text = match kind {
+        Some(kb::chunk::Kind::Pdf) => kb::document::pdf(&bytes).map_err(|why| {
+            Error::not_found(format!(
+                "note {id} of {name} is indexed but its PDF gives no text now: {}",
+                why.reason()
+            ))
+            .hint(format!(
+                "bring the index up to date with: ai kb sync {name}"
+            ))
+        })?,
+        Some(kb::chunk::Kind::Html) => kb::document::html(&kb::scan::decode(&bytes)).1,
+        _ => kb::scan::decode(&bytes).into_owned(),
+    };
     if json {
         #[derive(Serialize)]
         struct Note<'a> {
@@ -664,6 +798,8 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: Option<&'a str>,
             path: &'a str,
             text: &'a str,
+            /// Its links to other notes, each with the note it reaches (`null`: unresolved).
+            links: &'a [kb::linked::Link],
             /// The notes that link to this one.
             linked_from: &'a [kb::linked::Linked],
         }
@@ -674,6 +810,7 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
             ordering: ordering.as_deref(),
             path: &path,
             text: &text,
+            links: &links,
             linked_from: &linked_from,
         });
     }
@@ -687,6 +824,27 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     output::print_foreign(&text)?;
     if !text.ends_with('\n') {
         output::print_stdout("\n")?;
+    }
+    // The note's text is stdout; its links, resolved, are told beside it.
+    let name_of = |l: &kb::linked::Linked| format!("{} ({})", one_line(&l.title, 60), l.id);
+    let mut shown: Vec<String> = Vec::new();
+    for l in &links {
+        let s = match &l.note {
+            Some(n) => name_of(n),
+            None => format!("{} (no such note)", one_line(&l.name, 60)),
+        };
+        if !shown.contains(&s) {
+            shown.push(s);
+        }
+    }
+    if !shown.is_empty() {
+        ctx.ui
+            .notice(&format!("ai: links to: {}", shown.join(" · ")));
+    }
+    if !linked_from.is_empty() {
+        let from: Vec<String> = linked_from.iter().map(name_of).collect();
+        ctx.ui
+            .notice(&format!("ai: linked from: {}", from.join(" · ")));
     }
     Ok(())
 }

@@ -38,6 +38,8 @@ pub(crate) fn run(args: &CallArgs, id: &str, model: Option<&str>) -> Result<()> 
         prompt: String::new(),
         title: String::new(),
         attachments: Vec::new(),
+        pages: Vec::new(),
+        schema: None,
     };
     let opts = call::options_with_tools(&ctx, args)?;
     match turn::chat(&ctx, &opts, &Target::Existing(id), turn, Kind::Retry).result? {

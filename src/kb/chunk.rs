@@ -15,6 +15,10 @@ pub(crate) enum Kind {
     Markdown,
     /// Paragraphs and lines only (plain text, code).
     Text,
+    /// An HTML page, indexed as the text it renders to (its headings as markdown's).
+    Html,
+    /// A PDF file, indexed as the text of its pages, one section a page.
+    Pdf,
 }
 
 /// One passage of a note.
@@ -44,7 +48,7 @@ pub(crate) fn split(body: &str, first_line: u32, kind: Kind, budget_tokens: usiz
     let max = budget_tokens.max(1).saturating_mul(4);
     let lines = Lines::new(body);
     let sections = match kind {
-        Kind::Markdown => markdown_sections(&lines),
+        Kind::Markdown | Kind::Html | Kind::Pdf => markdown_sections(&lines),
         Kind::Text => vec![Section {
             path: Vec::new(),
             blocks: paragraphs(&lines),
@@ -71,7 +75,9 @@ pub(crate) fn split(body: &str, first_line: u32, kind: Kind, budget_tokens: usiz
                 _ => block,
             };
             let levels: &[Level] = match (block.kind, kind) {
-                (BlockKind::Para, Kind::Markdown) => &[sentences, line_starts],
+                (BlockKind::Para, Kind::Markdown | Kind::Html | Kind::Pdf) => {
+                    &[sentences, line_starts]
+                }
                 (BlockKind::Para | BlockKind::Code, _) => &[line_starts],
                 (BlockKind::Heading, _) => &[],
             };
@@ -84,7 +90,17 @@ pub(crate) fn split(body: &str, first_line: u32, kind: Kind, budget_tokens: usiz
             );
         }
     }
-    pack(body, &lines, &sections, &pieces, first_line.max(1), max)
+    // A PDF's sections are its pages: a passage never spans two, so its source names one.
+    let apart = kind == Kind::Pdf;
+    pack(
+        body,
+        &lines,
+        &sections,
+        &pieces,
+        first_line.max(1),
+        max,
+        apart,
+    )
 }
 
 /// A range of the body no longer than the budget, from one section: all of it (`whole`), or a
@@ -109,8 +125,8 @@ impl Piece {
 
 /// Pack adjacent pieces greedily into chunks of at most `max` bytes: the parts of one section
 /// together, and whole sections together, but the parts of a long section never with another
-/// section (its last part belongs to its own heading). A chunk's heading is the heading path
-/// its pieces have in common.
+/// section (its last part belongs to its own heading); with `apart`, no two sections at all. A
+/// chunk's heading is the heading path its pieces have in common.
 fn pack(
     body: &str,
     lines: &Lines<'_>,
@@ -118,6 +134,7 @@ fn pack(
     pieces: &[Piece],
     first_line: u32,
     max: usize,
+    apart: bool,
 ) -> Vec<Chunk> {
     let mut chunks = Vec::new();
     let mut flush = |open: &Open| {
@@ -137,7 +154,7 @@ fn pack(
     for piece in pieces {
         let path = &sections[piece.section].path;
         if let Some(open) = &mut current {
-            let joins = open.last == piece.section || (open.whole && piece.whole);
+            let joins = open.last == piece.section || (open.whole && piece.whole && !apart);
             if joins && piece.end - open.start <= max {
                 let first = &sections[open.section].path[..open.depth];
                 open.depth = first.iter().zip(path).take_while(|(a, b)| a == b).count();

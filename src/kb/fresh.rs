@@ -20,6 +20,10 @@ pub(crate) fn changed(home: &Home, name: &str, base: &BaseConfig) -> Result<usiz
     let (entries, skipped) = scan::scan(&base.path, &filter)?;
     let ix = store::Index::open_base(home, name, base, false)?;
     let mut known: HashMap<String, (i64, i64)> = ix.stats_by_path()?;
+    // Documents that gave no text are known as they were then.
+    for (path, size, mtime, _) in ix.unread()? {
+        known.insert(path, (size, mtime));
+    }
     let mut n = 0;
     for e in &entries {
         match known.remove(&e.rel) {

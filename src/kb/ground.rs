@@ -192,8 +192,18 @@ pub(crate) fn show(ui: &Ui, hits: &[Hit]) {
     }
     let mut line = String::from("Sources:");
     for (i, h) in hits.iter().enumerate() {
+        // A PDF's page (`p. 3`) or an HTML page's heading: where in a long document it is.
+        let document = matches!(
+            super::scan::kind_of(&h.path),
+            Some(super::chunk::Kind::Pdf | super::chunk::Kind::Html)
+        );
+        let at = if document && !h.heading.is_empty() {
+            format!(" · {}", crate::fmt::one_line(&h.heading, 60))
+        } else {
+            String::new()
+        };
         line.push_str(&format!(
-            "\n  [{}] {}{} ({}{})",
+            "\n  [{}] {}{}{at} ({}{})",
             i + 1,
             h.ordering
                 .as_deref()

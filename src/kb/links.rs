@@ -5,8 +5,20 @@
 /// An edit: replace `text[start..end]` with the string.
 pub(super) type Edit = (usize, usize, String);
 
-/// Add the edits for the links to notes in `text[a..b]`, in order.
-pub(super) fn find(text: &str, a: usize, b: usize, edits: &mut Vec<Edit>) {
+/// A link found: where it starts in the text, the name it gives its target (a `[[wikilink]]`'s
+/// as written, without `#heading` and `|label`; a markdown link's path, decoded; either reduced
+/// to the note's ID when it is a Zettelkasten file name) and whether it is a wikilink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub(crate) at: usize,
+    pub(crate) name: String,
+    pub(crate) wiki: bool,
+    /// Whether `name` is a note's ID (reduced from a Zettelkasten file name).
+    pub(crate) id: bool,
+}
+
+/// Add the edits for the links to notes in `text[a..b]`, in order, and the links found.
+pub(super) fn find(text: &str, a: usize, b: usize, edits: &mut Vec<Edit>, found: &mut Vec<Found>) {
     let bytes = text.as_bytes();
     let code = code_spans(bytes, a, b);
     let mut next_code = 0;
@@ -31,7 +43,7 @@ pub(super) fn find(text: &str, a: usize, b: usize, edits: &mut Vec<Edit>) {
                 continue;
             }
             b'[' if bytes.get(i + 1) == Some(&b'[') => {
-                if let Some(end) = wiki(text, i, b, code_at, edits) {
+                if let Some(end) = wiki(text, i, b, code_at, edits, found) {
                     i = end;
                     continue;
                 }
@@ -42,13 +54,13 @@ pub(super) fn find(text: &str, a: usize, b: usize, edits: &mut Vec<Edit>) {
                 if let Some(start) = open.pop() {
                     let image = start > 0 && bytes[start - 1] == b'!';
                     let after = match bytes.get(i + 1) {
-                        Some(b'(') => inline(text, i + 2, b, code_at, !image, edits),
+                        Some(b'(') => inline(text, i + 2, b, code_at, !image, edits, found),
                         Some(b':')
                             if open.is_empty()
                                 && bytes.get(start + 1) != Some(&b'^')
                                 && at_line_start(bytes, start) =>
                         {
-                            definition(text, i + 2, b, code_at, edits)
+                            definition(text, i + 2, b, code_at, edits, found)
                         }
                         _ => None,
                     };
@@ -111,7 +123,14 @@ fn at_line_start(bytes: &[u8], pos: usize) -> bool {
 
 /// An Obsidian wiki link at `text[i..]` (`[[target#heading|alias]]`): its end, with an edit when
 /// the target names a note. `None` when it is not one.
-fn wiki(text: &str, i: usize, b: usize, code_at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+fn wiki(
+    text: &str,
+    i: usize,
+    b: usize,
+    code_at: usize,
+    edits: &mut Vec<Edit>,
+    found: &mut Vec<Found>,
+) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut j = i + 2;
     while j < b && !matches!(bytes[j], b'[' | b']' | b'\n') {
@@ -125,9 +144,22 @@ fn wiki(text: &str, i: usize, b: usize, code_at: usize, edits: &mut Vec<Edit>) -
     let path = target.split('#').next().unwrap_or(target);
     // In a table the pipe is escaped: `[[target\|alias]]`.
     let trimmed = path.trim().trim_end_matches('\\').trim_end();
-    if let Some(id) = note_name(trimmed) {
+    let id = note_name(trimmed);
+    if let Some(id) = id {
         let start = i + 2 + (path.len() - path.trim_start().len());
         edits.push((start, start + trimmed.len(), id.to_owned()));
+    }
+    // `[[#heading]]` is a link inside the note; an embed of an image is no link to a note,
+    // an embed of a note (`![[Other]]`) is one, as Obsidian counts it.
+    let embed = i > 0 && bytes[i - 1] == b'!';
+    let image = embed && other_file(trimmed);
+    if !trimmed.is_empty() && !image {
+        found.push(Found {
+            at: i,
+            name: id.unwrap_or(trimmed).to_owned(),
+            wiki: true,
+            id: id.is_some(),
+        });
     }
     Some(j + 2)
 }
@@ -141,6 +173,7 @@ fn inline(
     code_at: usize,
     edit: bool,
     edits: &mut Vec<Edit>,
+    found: &mut Vec<Found>,
 ) -> Option<usize> {
     let bytes = text.as_bytes();
     let (dest, mut r) = destination(bytes, skip_space(bytes, p, b), b)?;
@@ -161,7 +194,7 @@ fn inline(
         return None;
     }
     if edit {
-        edits.extend(rewrite(text, dest));
+        edits.extend(rewrite(text, dest, found));
     }
     Some(r + 1)
 }
@@ -173,13 +206,14 @@ fn definition(
     b: usize,
     code_at: usize,
     edits: &mut Vec<Edit>,
+    found: &mut Vec<Found>,
 ) -> Option<usize> {
     let bytes = text.as_bytes();
     let (dest, r) = destination(bytes, skip_space(bytes, p, b), b)?;
     if dest.0 == dest.1 || code_at < r || (r < b && !bytes[r].is_ascii_whitespace()) {
         return None;
     }
-    edits.extend(rewrite(text, dest));
+    edits.extend(rewrite(text, dest, found));
     Some(r)
 }
 
@@ -234,8 +268,9 @@ fn destination(bytes: &[u8], p: usize, b: usize) -> Option<((usize, usize), usiz
     Some(((p, r), r))
 }
 
-/// The edit that reduces the destination `text[start..end]` to a note's ID, if it names one.
-fn rewrite(text: &str, (start, end): (usize, usize)) -> Option<Edit> {
+/// The edit that reduces the destination `text[start..end]` to a note's ID, if it names one;
+/// a destination that is a path in the folder (no URL, no query) is a link found.
+fn rewrite(text: &str, (start, end): (usize, usize), found: &mut Vec<Found>) -> Option<Edit> {
     let raw = &text[start..end];
     let angle = raw.starts_with('<');
     let raw = if angle { &raw[1..raw.len() - 1] } else { raw };
@@ -250,7 +285,14 @@ fn rewrite(text: &str, (start, end): (usize, usize)) -> Option<Edit> {
         return None;
     }
     let decoded = decode(path);
-    let id = note_name(&decoded)?;
+    let id = note_name(&decoded);
+    found.push(Found {
+        at: start,
+        name: id.unwrap_or(&decoded).to_owned(),
+        wiki: false,
+        id: id.is_some(),
+    });
+    let id = id?;
     let with = format!("{id}{anchor}");
     let bare = with
         .bytes()
@@ -298,6 +340,19 @@ fn decode(path: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether a name has an extension other than markdown's (`image.png`, `doc.pdf`).
+fn other_file(name: &str) -> bool {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && !ext.is_empty()
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && !["md", "markdown", "mdx"]
+                .iter()
+                .any(|m| ext.eq_ignore_ascii_case(m))
+    })
 }
 
 /// The ID of the note a path names: its last part a Zettelkasten file name, with a markdown

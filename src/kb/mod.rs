@@ -12,6 +12,7 @@
 //! - `ground`: what a grounded turn adds to its prompt.
 
 pub(crate) mod chunk;
+pub(crate) mod document;
 pub(crate) mod embed;
 pub(crate) mod fresh;
 mod glob;

@@ -28,7 +28,12 @@ pub(crate) struct Note {
     pub(crate) first_line: u32,
     /// [`hash`] of `body`.
     pub(crate) hash: String,
+    /// The links to other notes and files in the folder, in order.
+    pub(crate) links: Vec<Link>,
 }
+
+/// A link of a note, as the index keeps it.
+pub(crate) use super::linked::Written as Link;
 
 /// Read the note at `rel` (relative to the root, '/'-separated) from its text.
 pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {
@@ -45,11 +50,15 @@ pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {
             hash: hash(&body),
             body,
             first_line: 1,
+            links: Vec::new(),
         };
     }
     let front = front_matter(text).unwrap_or_default();
     let body = lf(&text[front.end..]);
-    let body = normalize_links(&body).into_owned();
+    let first_line = front.lines.saturating_add(1);
+    let (normalized, found) = links_of(&body);
+    let links = note_links(rel, &body, first_line, found);
+    let body = normalized.into_owned();
     let zettel = zettel_id(name);
     let (ordering, words) = match zettel {
         Some(id) => name_parts(name, id),
@@ -78,7 +87,80 @@ pub(crate) fn read(rel: &str, text: &str, kind: Kind) -> Note {
         lang,
         hash: hash(&body),
         body,
-        first_line: front.lines.saturating_add(1),
+        first_line,
+        links,
+    }
+}
+
+/// The links found in `body` (the text of the note at `rel` from file line `first_line`) as
+/// the index keeps them: a markdown link's path resolved against the note's folder (one that
+/// leaves the folder is no link to a note of it).
+fn note_links(rel: &str, body: &str, first_line: u32, found: Vec<links::Found>) -> Vec<Link> {
+    let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut line = first_line;
+    let mut counted = 0;
+    let mut out = Vec::with_capacity(found.len());
+    for f in found {
+        // In order of position (a link inside another's text may come after it: counted once).
+        if let Some(between) = body.as_bytes().get(counted..f.at) {
+            let lines = memchr::memchr_iter(b'\n', between).count();
+            line = line.saturating_add(u32::try_from(lines).unwrap_or(u32::MAX));
+            counted = f.at;
+        }
+        let name = if f.wiki || f.id {
+            f.name
+        } else {
+            match in_folder(dir, &f.name) {
+                Some(p) => p,
+                None => continue,
+            }
+        };
+        out.push(Link {
+            name,
+            line,
+            wiki: f.wiki,
+        });
+    }
+    out
+}
+
+/// `path` relative to the folder `dir` (`.` and `..` resolved) as a path from the root; `None`
+/// when it leaves the root. A path starting with `/` starts at the root.
+fn in_folder(dir: &str, path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if path.starts_with('/') {
+        Vec::new()
+    } else {
+        dir.split('/').filter(|p| !p.is_empty()).collect()
+    };
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// A note from a document's text ([`super::document`]): its path is its ID, its title the one
+/// the document gives, else the heading it opens with, else its file name.
+pub(crate) fn document(rel: &str, title: Option<String>, body: String) -> Note {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let title = title
+        .or_else(|| opening_heading(&body).map(str::to_owned))
+        .unwrap_or_else(|| name_title(name));
+    Note {
+        id: rel.to_owned(),
+        title,
+        ordering: None,
+        aliases: Vec::new(),
+        lang: lang::detect(&body).unwrap_or(Lang::En),
+        hash: hash(&body),
+        body,
+        first_line: 1,
+        links: Vec::new(),
     }
 }
 
@@ -285,9 +367,15 @@ pub(crate) fn hash(text: &str) -> String {
 /// anything in code stay as they are. Every line stays where it was; text with nothing to change
 /// comes back borrowed.
 pub(crate) fn normalize_links(text: &str) -> Cow<'_, str> {
+    links_of(text).0
+}
+
+/// [`normalize_links`], and the links found (positions in `text`, in order).
+fn links_of(text: &str) -> (Cow<'_, str>, Vec<links::Found>) {
     let finder = |needle: &[u8]| memchr::memmem::find(text.as_bytes(), needle).is_some();
+    let mut found = Vec::new();
     if !(finder(b"](") || finder(b"[[") || finder(b"]:")) {
-        return Cow::Borrowed(text);
+        return (Cow::Borrowed(text), found);
     }
     let mut edits = Vec::new();
     let mut fence = None;
@@ -306,7 +394,7 @@ pub(crate) fn normalize_links(text: &str) -> Cow<'_, str> {
         let open = chunk::fence_open(l);
         if open.is_some() || l.trim_start().is_empty() {
             if let Some(s) = stretch.take() {
-                links::find(text, s, start, &mut edits);
+                links::find(text, s, start, &mut edits, &mut found);
             }
             fence = open;
             continue;
@@ -314,10 +402,10 @@ pub(crate) fn normalize_links(text: &str) -> Cow<'_, str> {
         stretch.get_or_insert(start);
     }
     if let Some(s) = stretch {
-        links::find(text, s, text.len(), &mut edits);
+        links::find(text, s, text.len(), &mut edits, &mut found);
     }
     if edits.is_empty() {
-        return Cow::Borrowed(text);
+        return (Cow::Borrowed(text), found);
     }
     let mut out = String::with_capacity(text.len());
     let mut done = 0;
@@ -330,7 +418,7 @@ pub(crate) fn normalize_links(text: &str) -> Cow<'_, str> {
         done = end;
     }
     out.push_str(&text[done..]);
-    Cow::Owned(out)
+    (Cow::Owned(out), found)
 }
 
 #[path = "links.rs"]

@@ -217,6 +217,7 @@ fn llm_scores(
         timeout_given: deadline.is_some(),
         no_wait: false,
         tools: &[],
+        schema: None,
     };
     let mut sink = Quiet;
     let reply = backend::send(&req, config, &mut sink, ui)?.into_result()?;

@@ -17,6 +17,19 @@ use crate::error::{Error, Result};
 /// Files larger than this are skipped (counted `large`): 2 MiB of text is a book, not a note.
 pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
+/// PDF files larger than this are skipped (counted `large`): the text is what counts, and a PDF
+/// carries fonts and images beside it.
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The largest file of a kind the sync reads.
+pub(crate) fn max_bytes(kind: Kind) -> u64 {
+    if kind == Kind::Pdf {
+        MAX_DOCUMENT_BYTES
+    } else {
+        MAX_FILE_BYTES
+    }
+}
+
 /// How many leading bytes [`is_binary`] looks at.
 pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 
@@ -28,8 +41,14 @@ const TEXT: &[&str] = &[
     "txt", "rst", "org", "adoc", "py", "rs", "ts", "tsx", "js", "jsx", "go", "java", "kt", "c",
     "h", "cc", "cpp", "hpp", "cs", "rb", "php", "swift", "scala", "sh", "bash", "zsh", "fish",
     "sql", "toml", "yaml", "yml", "ini", "cfg", "lua", "r", "pl", "ex", "exs", "hs", "ml", "clj",
-    "vim", "css", "scss", "html", "xml", "tex",
+    "vim", "css", "scss", "xml", "tex",
 ];
+
+/// Extensions indexed as HTML pages (their text and headings, no markup).
+const HTML: &[&str] = &["html", "htm", "xhtml"];
+
+/// Extensions indexed as PDF files (their text layer, page by page).
+const PDF: &[&str] = &["pdf"];
 
 /// One note file found by [`scan`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +92,12 @@ pub(crate) struct Skipped {
     /// Their paths (relative to the root), for that list.
     #[serde(skip)]
     pub(crate) generated_paths: Vec<String>,
+    /// HTML and PDF files that gave no text (encrypted, scanned, damaged, too costly to
+    /// parse), counted by the sync, which remembers them until they change.
+    pub(crate) no_text: u64,
+    /// Their paths and why, for `ai kb stats NAME --skipped`.
+    #[serde(skip)]
+    pub(crate) no_text_paths: Vec<(String, String)>,
     /// The paths (relative, '/'-separated) of folders whose listing failed or was incomplete,
     /// and of entries whose type could not be read: the scan cannot say what is gone below
     /// them, so the sync keeps their notes.
@@ -105,6 +130,7 @@ impl Skipped {
             + self.binary
             + self.duplicate
             + self.generated
+            + self.no_text
     }
 }
 
@@ -144,24 +170,31 @@ impl Filter {
         let ext = extension(name);
         let is =
             |list: &[&str]| ext.is_some_and(|e| list.iter().any(|l| e.eq_ignore_ascii_case(l)));
+        let known = if is(MARKDOWN) {
+            Some(Kind::Markdown)
+        } else if is(HTML) {
+            Some(Kind::Html)
+        } else if is(PDF) {
+            Some(Kind::Pdf)
+        } else if is(TEXT) {
+            Some(Kind::Text)
+        } else {
+            None
+        };
         if self.include.is_empty() {
-            if is(MARKDOWN) {
-                Some(Kind::Markdown)
-            } else if is(TEXT) {
-                Some(Kind::Text)
-            } else {
-                None
-            }
+            known
         } else if self.include.iter().any(|p| p.matches(rel, false)) {
-            Some(if is(MARKDOWN) {
-                Kind::Markdown
-            } else {
-                Kind::Text
-            })
+            Some(known.unwrap_or(Kind::Text))
         } else {
             None
         }
     }
+}
+
+/// The kind of note a file of this name is without `--include` (`None`: not one).
+pub(crate) fn kind_of(name: &str) -> Option<Kind> {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    Filter::default().kind(name, name)
 }
 
 /// Whether a file is a note a program generated (Excalidraw's `NAME.excalidraw.md`).
@@ -182,7 +215,7 @@ fn extension(name: &str) -> Option<&str> {
 /// so that more is seen); with `root`, only when its real path lies inside it (the walk
 /// already saw to that for the files it found). Opened without blocking, so a FIFO or a device
 /// put in a note's place is refused, never waited on.
-pub(crate) fn read_note(root: Option<&Path>, path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn read_file(root: Option<&Path>, path: &Path, max: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let refuse = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, why.to_owned());
@@ -204,11 +237,14 @@ pub(crate) fn read_note(root: Option<&Path>, path: &Path) -> io::Result<Vec<u8>>
     if !meta.is_file() {
         return Err(refuse("it is not a regular file"));
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(refuse("it is larger than 2 MiB"));
+    if meta.len() > max {
+        return Err(refuse(&format!(
+            "it is larger than {} MiB",
+            max / (1024 * 1024)
+        )));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    file.take(max + 1).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
@@ -371,7 +407,7 @@ impl Walk<'_> {
                 return;
             }
         };
-        if meta.len() > MAX_FILE_BYTES {
+        if meta.len() > max_bytes(kind) {
             self.skipped.large += 1;
             return;
         }

@@ -206,7 +206,13 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
         .filter(|&i| df[i] * COMMON <= total)
         .collect();
     by_rarity.sort_by_key(|&i| df[i]);
-    by_rarity.truncate(MAX_WORDS);
+    // For measuring (bench/quality, bench/run): AI_KB_MAX_WORDS=N.
+    let max_words = std::env::var("AI_KB_MAX_WORDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or(MAX_WORDS);
+    by_rarity.truncate(max_words);
     by_rarity.sort_unstable();
     let telling: Vec<&Vec<String>> = by_rarity.iter().map(|&i| &looked_up[i]).collect();
     // Nothing but common words: they are looked for in titles, aliases and headings only (few
@@ -290,6 +296,7 @@ pub(crate) fn search(
     }
     let k = k.min(MAX_K);
     let depth = (k * 5).max(25);
+    let mut clock = Stages::new();
     let terms = terms(query);
     // An index from before stemming is searched as it was indexed (its next sync updates it).
     let stems: Vec<Stems> = if ix.keywords_current()? {
@@ -301,7 +308,9 @@ pub(crate) fn search(
         Vec::new()
     };
     let (w_words, w_grams, w_vectors) = weights();
+    clock.mark("stems");
     let (mut words, mut grams) = plan(ix, &terms, &stems)?;
+    clock.mark("plan");
     if w_words == 0.0 {
         words.clear();
     }
@@ -343,6 +352,7 @@ pub(crate) fn search(
         evidence(&list, &|s| share * s / best);
         lists.push((w_grams, list.into_iter().map(|(c, _)| c).collect()));
     }
+    clock.mark("words+grams");
     let dims: usize = ix
         .meta("dimensions")?
         .and_then(|d| d.parse().ok())
@@ -386,6 +396,7 @@ pub(crate) fn search(
             lists.push((w_vectors, near.into_iter().map(|(c, _)| c).collect()));
         }
     }
+    clock.mark("vectors");
     let best: f64 = lists.iter().map(|(w, _)| w / (RRF_K + 1.0)).sum();
     let mut fused: HashMap<i64, f64> = HashMap::new();
     for (w, list) in &lists {
@@ -421,7 +432,51 @@ pub(crate) fn search(
             });
         }
     }
+    clock.mark("fuse+rows");
+    clock.report();
     Ok(hits)
+}
+
+/// Where a search spends its time, on stderr when `AI_KB_TIMING=1` (for profiling by hand and
+/// bench/run; perf is not always at hand).
+struct Stages {
+    on: bool,
+    last: Instant,
+    marks: Vec<(&'static str, f64)>,
+}
+
+impl Stages {
+    fn new() -> Stages {
+        Stages {
+            on: std::env::var_os("AI_KB_TIMING").is_some_and(|v| v == "1"),
+            last: Instant::now(),
+            marks: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, what: &'static str) {
+        if self.on {
+            let now = Instant::now();
+            self.marks
+                .push((what, now.duration_since(self.last).as_secs_f64() * 1000.0));
+            self.last = now;
+        }
+    }
+
+    #[allow(
+        clippy::print_stderr,
+        reason = "profiling output asked for by AI_KB_TIMING"
+    )]
+    fn report(&self) {
+        if self.on {
+            let parts: Vec<String> = self
+                .marks
+                .iter()
+                .map(|(w, ms)| format!("{w} {ms:.2} ms"))
+                .collect();
+            eprintln!("ai: search timing: {}", parts.join(", "));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -460,6 +515,35 @@ mod timing {
         let conn = rusqlite::Connection::open(path).unwrap();
         let q = std::env::var("AI_KB_QUERY").unwrap_or_else(|_| "backup tape sicherung".into());
         let terms = super::terms(&q);
+        let t = std::time::Instant::now();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+            .unwrap();
+        eprintln!(
+            "{:8.1} ms count(*) of chunks: {n}",
+            t.elapsed().as_secs_f64() * 1000.0
+        );
+        // Document frequencies: the vocabulary table against counting matches (capped).
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.words_terms USING fts5vocab(main, words, 'row')",
+        )
+        .unwrap();
+        for sql in [
+            "SELECT doc FROM temp.words_terms WHERE term = ?1",
+            "SELECT count(*) FROM (SELECT rowid FROM words WHERE words MATCH '\"' || ?1 || '\"' LIMIT 100000)",
+            "SELECT count(*) FROM (SELECT rowid FROM words WHERE words MATCH '\"' || ?1 || '\"' LIMIT 2000)",
+        ] {
+            let t = std::time::Instant::now();
+            let mut st = conn.prepare(sql).unwrap();
+            let counts: Vec<i64> = terms
+                .iter()
+                .map(|w| st.query_row([w], |r| r.get(0)).unwrap_or(0))
+                .collect();
+            eprintln!(
+                "{:8.1} ms {counts:?} {sql}",
+                t.elapsed().as_secs_f64() * 1000.0
+            );
+        }
         for (table, min) in [("words", 1), ("grams", 3)] {
             let fq = super::fts_query(&terms, min).unwrap();
             for sql in [

@@ -319,6 +319,18 @@ pub(crate) trait Store {
     fn find_note(&self, name: &str) -> StoreResult<Option<Linked>>;
     /// The notes that link to `note`.
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>>;
+    /// The links of the note with ID `id`, each with the note it reaches ([`super::linked`]).
+    fn links(&self, id: &str) -> StoreResult<Vec<super::linked::Link>>;
+
+    /// Before a sync writes: the tables an older index lacks (links, documents without text)
+    /// are made; an index without links has every note marked to be read again, to fill them.
+    fn prepare_sync(&self) -> StoreResult<()>;
+    /// The links of note `n`, as it reads now.
+    fn set_links(&self, n: i64, links: &[super::linked::Written]) -> StoreResult<()>;
+    /// Documents (HTML, PDF) that gave no text: path, size, mtime, why.
+    fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>>;
+    /// Record that the document at `path` gave no text (with `Some(why)`), or that it did.
+    fn set_unread(&self, path: &str, stat: (i64, i64), why: Option<&str>) -> StoreResult<()>;
 }
 
 /// The store behind an index.

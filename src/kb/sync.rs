@@ -12,6 +12,7 @@ use std::fs::File;
 use std::time::Instant;
 
 use super::chunk;
+use super::document;
 use super::embed::{self, Embedder, Input, Purpose};
 use super::lang;
 use super::note::{self, Note};
@@ -162,6 +163,7 @@ pub(crate) fn run(
         Index::open(home, name, true)?
     };
     check_embedding(&ix, embedder, base)?;
+    ix.prepare_sync()?;
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(root, &filter)?;
@@ -171,6 +173,12 @@ pub(crate) fn run(
     };
 
     let known = ix.known()?;
+    // Documents that gave no text, as they were then: not parsed again until they change.
+    let unread: HashMap<String, (i64, i64, String)> = ix
+        .unread()?
+        .into_iter()
+        .map(|(path, size, mtime, why)| (path, (size, mtime, why)))
+        .collect();
     let by_path: HashMap<&str, &str> = known
         .iter()
         .map(|(id, k)| (k.path.as_str(), id.as_str()))
@@ -212,8 +220,34 @@ pub(crate) fn run(
             counts.unchanged += 1;
             continue;
         }
+        if let Some((size, mtime, reason)) = unread.get(entry.rel.as_str())
+            && *size == entry.size as i64
+            && *mtime == entry.mtime_ns
+        {
+            counts.skipped.no_text += 1;
+            counts
+                .skipped
+                .no_text_paths
+                .push((entry.rel.clone(), reason.clone()));
+            continue;
+        }
+        let stat = (entry.size as i64, entry.mtime_ns);
         let note = match read_entry(entry, &mut counts.skipped) {
-            Read::Note(n) => n,
+            Read::Note(n) => {
+                if unread.contains_key(entry.rel.as_str()) {
+                    ix.set_unread(&entry.rel, stat, None)?;
+                }
+                n
+            }
+            Read::Unread(why) => {
+                ix.set_unread(&entry.rel, stat, Some(why.reason()))?;
+                counts.skipped.no_text += 1;
+                counts
+                    .skipped
+                    .no_text_paths
+                    .push((entry.rel.clone(), why.reason().to_owned()));
+                continue;
+            }
             Read::Skipped => continue,
             // A file that could not be read this time keeps what the index has of it: a
             // passing error must not delete a note (and its vectors).
@@ -283,6 +317,11 @@ pub(crate) fn run(
             if !seen.contains(id) && !counts.skipped.unlisted_covers(&k.path) {
                 delete_note(&ix, t, k.n)?;
                 counts.deleted += 1;
+            }
+        }
+        for path in unread.keys() {
+            if !scanned.contains(path.as_str()) {
+                ix.set_unread(path, (0, 0), None)?;
             }
         }
     }
@@ -369,6 +408,8 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
 
 /// What reading a file gave.
 enum Read {
+    /// A document (HTML, PDF) that gave no text, and why. Counted by the caller.
+    Unread(document::Unread),
     Note(Note),
     /// Not a note (any more): too large, binary. Counted.
     Skipped,
@@ -378,22 +419,38 @@ enum Read {
 
 /// Read and identify a file.
 fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
-    let bytes = match scan::read_note(None, &entry.path) {
+    let max = scan::max_bytes(entry.kind);
+    let bytes = match scan::read_file(None, &entry.path, max) {
         Ok(b) => b,
         Err(_) => {
             skipped.unreadable += 1;
             return Read::Failed;
         }
     };
-    if bytes.len() as u64 > scan::MAX_FILE_BYTES {
+    if bytes.len() as u64 > max {
         skipped.large += 1;
         return Read::Skipped;
+    }
+    if entry.kind == chunk::Kind::Pdf {
+        return match document::pdf(&bytes) {
+            Ok(body) => Read::Note(note::document(&entry.rel, None, body)),
+            // Ctrl+C ended the child too: that says nothing of the file.
+            Err(_) if signal::interrupted() => Read::Failed,
+            Err(why) => Read::Unread(why),
+        };
     }
     if scan::is_binary(&bytes[..bytes.len().min(8192)]) {
         skipped.binary += 1;
         return Read::Skipped;
     }
     let text = scan::decode(&bytes);
+    if entry.kind == chunk::Kind::Html {
+        let (title, body) = document::html(&text);
+        if body.trim().is_empty() {
+            return Read::Unread(document::Unread::NoText);
+        }
+        return Read::Note(note::document(&entry.rel, title, body));
+    }
     Read::Note(note::read(&entry.rel, &text, entry.kind))
 }
 
@@ -429,6 +486,7 @@ fn update_note_meta(ix: &Index, _t: &Tx<'_>, k: &Known, entry: &Entry, note: &No
     // The text is unchanged: the note keeps its hash.
     r.hash = &k.hash;
     ix.update_note(k.n, &r)?;
+    ix.set_links(k.n, &note.links)?;
     if k.title != note.title || k.aliases != aliases || k.lang.as_deref() != Some(note.lang.code())
     {
         // Title and aliases are searchable, and the language says how words are stemmed:
@@ -505,6 +563,7 @@ fn replace_note(
         }
         None => (ix.insert_note(&row(entry, note, &aliases))?, HashMap::new()),
     };
+    ix.set_links(n, &note.links)?;
     let chunks = chunk::split(&note.body, note.first_line, entry.kind, budget);
     let mut reused = false;
     for (seq, ch) in chunks.iter().enumerate() {

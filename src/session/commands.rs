@@ -63,6 +63,8 @@ impl Session {
                     prompt: String::new(),
                     title: String::new(),
                     attachments: Vec::new(),
+                    pages: Vec::new(),
+                    schema: None,
                 };
                 self.run_turn(&Target::Existing(id), turn, Kind::Retry)
             }

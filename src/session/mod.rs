@@ -159,6 +159,7 @@ fn refuse(args: &CallArgs) -> Result<()> {
         (args.run, "--run"),
         (!args.files.is_empty(), "--file"),
         (args.prompting.saved_prompt.is_some(), "--prompt"),
+        (args.prompting.schema.is_some(), "--schema"),
     ];
     if let Some((_, name)) = refused.iter().find(|(given, _)| *given) {
         return Err(Error::usage(format!("-i cannot be used with {name}")).hint(
@@ -389,6 +390,8 @@ impl Session {
             prompt,
             title,
             attachments: std::mem::take(&mut self.attachments),
+            pages: Vec::new(),
+            schema: None,
         };
         let target = match &self.chat {
             Some(id) => Target::Existing(id.clone()),

@@ -529,6 +529,50 @@ mod tests {
     }
     use crate::tools::data::MAX_ITEMS;
 
+    /// Peak memory of holding a document and running the tools over all of it, for
+    /// `bench/data_memory` (which runs it once per document, in a process of its own):
+    /// `AI_DATA_BENCH=FILE`, `AI_DATA_BENCH_AS=tree|value` (`value`: as documents were held
+    /// before, a `serde_json::Value`). Prints `peak KiB`, the process's high-water mark.
+    #[test]
+    #[ignore = "a measurement, run by bench/data_memory"]
+    #[allow(clippy::print_stdout, reason = "the figure bench/data_memory reads")]
+    fn data_memory() {
+        let Ok(path) = std::env::var("AI_DATA_BENCH") else {
+            return;
+        };
+        let hwm = || {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+            line.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        };
+        let before = hwm();
+        let bytes = std::fs::read(&path).unwrap();
+        let shown = if std::env::var("AI_DATA_BENCH_AS").as_deref() == Ok("value") {
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            drop(bytes);
+            v.pointer("/0")
+                .map(ToString::to_string)
+                .unwrap_or_default()
+                .len()
+        } else {
+            let t = Tree::parse(bytes).unwrap();
+            let doc = Document {
+                label: "primary",
+                path: path.into(),
+                value: t,
+            };
+            let (found, _) = super::find(&doc.value, "no such text", 50);
+            let (keys, _) = super::keys(&doc.value, "").unwrap();
+            let first = super::value(&doc.value, "/0").unwrap_or_default();
+            found.len() + keys.len() + first.len()
+        };
+        println!("peak {} KiB (at start {before} KiB; {shown})", hwm());
+    }
+
     /// `json_find` as it was on a `Value`, to compare the tree's with.
     fn find_in_value(doc: &Value, text: &str, max: usize) -> (String, usize) {
         let needle = text.to_lowercase();

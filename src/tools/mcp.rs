@@ -32,6 +32,11 @@ const MAX_LINE: u64 = 16 << 20;
 /// Pages of `tools/list`, at most (a server that always answers with a cursor ends here).
 const MAX_PAGES: usize = 100;
 
+/// Tools of one server, at most: the rest are not offered (and not listed further). A model
+/// is offered 128 tools at most by some providers; a server of thousands made `ai` spend
+/// minutes sorting out their names, and would go with every request.
+pub(crate) const MAX_TOOLS: usize = 512;
+
 // ---- wire frames -----------------------------------------------------------------------------
 
 #[derive(Serialize)]
@@ -476,6 +481,11 @@ impl Server {
                     read_only: hints.read_only == Some(true) && hints.destructive != Some(true),
                 });
             }
+            if tools.len() > MAX_TOOLS {
+                // Said where the tools are gathered (it sees more than it offers).
+                tools.truncate(MAX_TOOLS + 1);
+                return Ok((tools, true));
+            }
             match page.next_cursor {
                 Some(c) if !c.is_empty() => cursor = Some(c),
                 _ => return Ok((tools, true)),
@@ -617,7 +627,7 @@ impl Server {
                         result: (m == "ping").then(|| json!({})),
                         error: (m != "ping").then(|| RpcError {
                             code: -32601,
-                            message: format!("ai does not support {m}"),
+                            message: format!("ai does not support {}", crate::fmt::one_line(m, 64)),
                         }),
                     };
                     self.send(&answer)?;

@@ -44,6 +44,12 @@ use crate::kb::Hit;
 /// A result longer than this is stored and sent cut, with a note saying so.
 pub(crate) const MAX_RESULT: usize = 32 * 1024;
 
+/// An MCP tool whose description and schema are longer than this is not offered.
+const MAX_DECLARATION: usize = 64 * 1024;
+
+/// The MCP tools of a call are offered up to this many bytes of declarations in all.
+const MAX_DECLARATIONS: usize = 1024 * 1024;
+
 /// The generic tools over `--data` documents.
 pub(crate) const JSON_KEYS: &str = "json_keys";
 pub(crate) const JSON_VALUE: &str = "json_value";
@@ -180,7 +186,10 @@ pub(crate) fn setup_asking(
     }
     // Started last: every check above fails before a server is started.
     let mut mcp = Vec::new();
-    let mut taken: Vec<String> = reserved.iter().map(|s| (*s).to_owned()).collect();
+    let mut taken: std::collections::HashSet<String> =
+        reserved.iter().map(|s| (*s).to_owned()).collect();
+    // The bytes of the MCP tools' declarations offered so far.
+    let mut declared = 0usize;
     taken.extend(commands.iter().map(|c| c.name.clone()));
     let starting = Instant::now();
     // `--timeout` bounds a server's start too (its own timeout may be shorter).
@@ -199,25 +208,61 @@ pub(crate) fn setup_asking(
         // A name already taken keeps its first owner; a nameless tool cannot be called. Either
         // is said, not dropped in silence.
         let mut left_out = Vec::new();
+        let more = tools.len() > mcp::MAX_TOOLS;
         let tools: Vec<mcp::RemoteTool> = tools
             .into_iter()
+            .take(mcp::MAX_TOOLS)
             .filter(|t| {
                 if t.name.is_empty() {
                     left_out.push("a tool with no name".to_owned());
                     return false;
                 }
-                let free = !taken.contains(&t.exposed);
-                taken.push(t.exposed.clone());
-                if !free {
-                    left_out.push(format!("{} (its name is taken)", t.name));
+                // Each declaration goes with every request of the turn: bounded, each and all.
+                let size = t.description.len() + t.schema.to_string().len();
+                if size > MAX_DECLARATION {
+                    left_out.push(format!(
+                        "{} (its description and schema are {}, over {})",
+                        crate::fmt::one_line(&t.name, 64),
+                        crate::fmt::human_size(size as u64),
+                        crate::fmt::human_size(MAX_DECLARATION as u64)
+                    ));
+                    return false;
                 }
-                free
+                if declared + size > MAX_DECLARATIONS {
+                    left_out.push(format!(
+                        "{} (the tools offered are {} already)",
+                        crate::fmt::one_line(&t.name, 64),
+                        crate::fmt::human_size(declared as u64)
+                    ));
+                    return false;
+                }
+                if !taken.insert(t.exposed.clone()) {
+                    left_out.push(format!(
+                        "{} (its name is taken)",
+                        crate::fmt::one_line(&t.name, 64)
+                    ));
+                    return false;
+                }
+                declared += size;
+                true
             })
             .collect();
+        if more {
+            left_out.push(format!(
+                "every tool past the first {} (it offers more)",
+                mcp::MAX_TOOLS
+            ));
+        }
         if !left_out.is_empty() {
+            // Named up to a point: a server of thousands gets a line, not a page.
+            let n = left_out.len();
+            let mut shown: Vec<String> = left_out.into_iter().take(10).collect();
+            if n > 10 {
+                shown.push(format!("and {} more", n - 10));
+            }
             crate::output::Ui::new(args.quiet).warn(&format!(
                 "MCP server {name}: not offered: {}",
-                left_out.join(", ")
+                shown.join(", ")
             ));
         }
         mcp.push(Connected {

@@ -94,6 +94,7 @@ fn user_record(prompt: String, opened: &Opened, turn: u64) -> Record {
             .attachments
             .iter()
             .map(crate::attach::record)
+            .chain(opened.turn.pages.iter().cloned())
             .collect(),
     })
 }

@@ -484,6 +484,13 @@ fn instructed(system: Option<String>, opened: &Opened) -> Option<String> {
             asks.push(crate::target::JSON_ASK.to_owned());
         }
     }
+    // `--schema`: HTTP providers are given the schema in their own way (a response format, a
+    // forced tool); a CLI backend is told in the system prompt.
+    if let Some(schema) = &opened.turn.schema
+        && !matches!(&opened.route.provider, Provider::Http(_))
+    {
+        asks.push(crate::schema::instruction(schema));
+    }
     let mut out = system;
     for ask in asks {
         out = Some(match out {

@@ -67,6 +67,7 @@ fn request<'a>(opts: &Options, opened: &'a Opened, prepared: &'a Prepared) -> Re
         timeout_given: opts.timeout_given,
         no_wait: opts.no_wait,
         tools: prepared.tools.as_ref().map_or(&[], |t| t.defs.as_slice()),
+        schema: opened.turn.schema.as_ref(),
     }
 }
 
@@ -88,7 +89,10 @@ pub(super) fn send(
         .map(|s| s.take_startup())
         .unwrap_or_default();
     let deadline = started.checked_add(opts.timeout);
-    let mut sink = ReplySink::new(present == Present::Stream);
+    // A reply that must fit a schema is checked before it is shown: it is kept, not streamed.
+    let schema = opened.turn.schema.as_ref();
+    let mut sink = ReplySink::new(present == Present::Stream && schema.is_none());
+    let mut schema_retried = false;
     if present != Present::Collect {
         sink = sink.spinning(&ctx.ui, &opened.route.label);
     }
@@ -121,6 +125,54 @@ pub(super) fn send(
             Err(e) => break (String::new(), End::Failed(e), None),
         };
         add(&mut total, outcome.usage.as_ref());
+        if let (Some(schema), End::Complete, true) =
+            (schema, &outcome.end, outcome.calls.is_empty())
+        {
+            match crate::schema::check(&outcome.text, schema) {
+                Ok(json) => {
+                    // The JSON alone, in one line, is the reply: shown now, and saved.
+                    if present == Present::Stream {
+                        sink = ReplySink::new(true);
+                        if let Err(e) = sink.chunk(json.as_bytes()) {
+                            break (json, End::Failed(e), outcome.usage);
+                        }
+                    }
+                    break (json, End::Complete, outcome.usage);
+                }
+                Err(why) if !schema_retried => {
+                    // Once more, with what was wrong; the exchange is sent, never saved.
+                    schema_retried = true;
+                    if present != Present::Collect {
+                        ctx.ui.notice(&format!(
+                            "ai: the reply did not fit the schema ({}); asking once more",
+                            crate::fmt::one_line(&why, 200)
+                        ));
+                    }
+                    prepared.messages.push(crate::conversation::Message::text(
+                        crate::conversation::Role::Assistant,
+                        outcome.text,
+                    ));
+                    prepared.messages.push(crate::conversation::Message::text(
+                        crate::conversation::Role::User,
+                        crate::schema::retry_prompt(&why),
+                    ));
+                    if present != Present::Collect {
+                        let s = std::mem::replace(&mut sink, ReplySink::new(false));
+                        sink = s.spinning(&ctx.ui, &opened.route.label);
+                    }
+                    continue;
+                }
+                Err(why) => {
+                    let e = Error::backend(format!(
+                        "{}: the reply does not fit the schema, also when asked again: {}",
+                        opened.route.label,
+                        crate::fmt::one_line(&why, 300)
+                    ))
+                    .hint("simplify the schema, or try another model");
+                    break (outcome.text, End::Failed(e), outcome.usage);
+                }
+            }
+        }
         let (Some(tools), End::Complete, false) = (
             prepared.tools.as_mut(),
             &outcome.end,

@@ -19,6 +19,10 @@ pub(crate) struct Turn {
     pub(crate) title: String,
     /// Images and PDFs sent with the prompt (`-F photo.png`).
     pub(crate) attachments: Vec<crate::media::Attachment>,
+    /// Web pages quoted into the prompt (`-F https://…`), recorded with it.
+    pub(crate) pages: Vec<crate::chat::record::AttachmentRec>,
+    /// `--schema`: the reply must be JSON that fits it.
+    pub(crate) schema: Option<serde_json::Value>,
 }
 
 /// The chat a turn belongs to.

@@ -41,6 +41,10 @@ names = ["asks", "ids", "flood", "huge", "malformed", "badtext", "stderr", "tool
          "a" * 70 + "1", "a" * 70 + "2"]
 tools = [{"name": n, "annotations": {"readOnlyHint": True},
           "inputSchema": {"type": "object", "properties": {}}} for n in names]
+if os.environ.get("FAKE_BIG"):
+    tools.append({"name": "big", "description": "b" * (100 << 10)})
+for i in range(int(os.environ.get("FAKE_MANY", "0"))):
+    tools.append({"name": "t%d" % i, "description": "one of many"})
 depth = int(os.environ.get("FAKE_DEPTH", "0"))
 if depth:
     deep = {"type": "object"}
@@ -181,8 +185,8 @@ fn a_hostile_server_gets_error_results_never_a_hang_or_a_crash() {
     assert_eq!(offered.len(), 9, "{offered:?}");
     assert!(
         out.stderr.contains(&format!(
-            "MCP server h: not offered: {} (its name is taken)",
-            "a".repeat(70) + "2"
+            "MCP server h: not offered: {}… (its name is taken)",
+            "a".repeat(64)
         )),
         "{}",
         out.stderr
@@ -258,4 +262,38 @@ fn a_schema_nested_past_the_parser_is_a_clear_error_at_once() {
         out.stderr
     );
     assert!(s.requests().is_empty());
+}
+
+#[test]
+fn a_server_of_thousands_of_tools_or_a_huge_one_is_offered_within_bounds() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream("Fine.", 1, 1)])]);
+    let (env, _state) = world(&s, json!({"FAKE_MANY": "100000", "FAKE_BIG": "1"}));
+    let out = env
+        .run(&["openai:gpt-test", "--mcp", "h", "--timeout", "60", "hi"])
+        .success();
+    assert_eq!(out.stdout, "Fine.\n");
+    let first = s.requests()[0].json();
+    let offered = first["tools"].as_array().unwrap();
+    // 512 taken: the ten of the fake (one name clashes), the huge one (left out) and 501 of
+    // the many.
+    assert_eq!(offered.len(), 510, "{}", offered.len());
+    assert!(
+        s.requests()[0].body.len() < 1 << 20,
+        "{}",
+        s.requests()[0].body.len()
+    );
+    let warning = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning: MCP server h: not offered:"))
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    assert!(
+        warning.contains("big (its description and schema are 100.0 KiB, over 64.0 KiB)"),
+        "{warning}"
+    );
+    assert!(
+        warning.contains("every tool past the first 512 (it offers more)"),
+        "{warning}"
+    );
+    assert!(warning.len() < 2000, "{warning}");
 }

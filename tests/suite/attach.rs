@@ -640,3 +640,24 @@ fn serve_shows_the_attachment_line_and_serves_no_bytes() {
         json!(format!("attached: cat.png (image/png, {} B)", png().len()))
     );
 }
+
+#[test]
+fn dash_a_and_attach_are_dash_f() {
+    let env = Env::echo();
+    env.project_file("cat.png", png());
+    env.project_file("doc.pdf", pdf());
+    // The value after -a is a path, even one that starts like a prompt word.
+    let out = env
+        .run(&["-a", "cat.png", "echo", "--attach", "doc.pdf", "q"])
+        .success();
+    assert!(
+        out.stdout.contains("[attached: cat.png, image/png,"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("[attached: doc.pdf, application/pdf,"),
+        "{}",
+        out.stdout
+    );
+}

@@ -94,6 +94,16 @@ fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
     let db = pg.database();
     let env = Env::new();
     let dir = notes(&env);
+    // Another tea.md, further down: `[[tea]]` reaches the one with the shorter path.
+    env.project_file("notes/archive/old/tea.md", "# Old tea\n\nBlack tea.\n");
+    // Wikilinks by every rule: file name in any case, title, alias, ID, path; one to nothing;
+    // a markdown link by path.
+    env.project_file(
+        "notes/links.md",
+        "# Links\n\nSee [[TEA]], [[Apfelkuchen|the pie]], [[Backups of the database#Restore]] \
+         and [[e0d27e3ad]].\n\nAlso [[archive/old/tea]], [[Missing note]] and \
+         [the recipe](02_001_Apple_pie_recipe_f00dcafe1.md).\n",
+    );
     let dir = dir.to_str().expect("UTF-8");
     env.run(&["kb", "add", "local", dir]).success();
     let url = pg.url(&db);
@@ -101,7 +111,7 @@ fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
         .run(&["kb", "add", "team", dir, "--store", &url, "--json"])
         .success();
     assert!(!added.stderr.contains(PASSWORD), "{added:#?}");
-    assert_eq!(added.json()["added"], 4, "{added:#?}");
+    assert_eq!(added.json()["added"], 6, "{added:#?}");
     for q in QUERIES {
         let (a, b) = (search(&env, "local", q), search(&env, "team", q));
         assert!(!a.is_empty(), "{q}: nothing found in SQLite");
@@ -117,7 +127,53 @@ fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
     let (a, b) = (show("local"), show("team"));
     assert_eq!(a["id"], b["id"]);
     assert_eq!(a["linked_from"], b["linked_from"], "{a}\n{b}");
-    assert_eq!(b["linked_from"][0]["path"], "sub/tea.md", "{b}");
+    assert_eq!(b["linked_from"][0]["path"], "links.md", "{b}");
+    assert_eq!(b["linked_from"][1]["path"], "sub/tea.md", "{b}");
+    // The links of a note, resolved by the same rules on both stores, and their backlinks.
+    let same_links = |env: &Env| {
+        let show = |base: &str, name: &str| {
+            env.run(&["kb", "show", base, name, "--json"])
+                .success()
+                .json()
+        };
+        let (a, b) = (show("local", "links"), show("team", "links"));
+        assert_eq!(a["links"], b["links"], "{a}\n{b}");
+        let reached: Vec<(&str, &str)> = b["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|l| {
+                (
+                    l["name"].as_str().unwrap_or_default(),
+                    l["note"]["path"].as_str().unwrap_or("-"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            reached,
+            [
+                ("TEA", "sub/tea.md"),
+                ("Apfelkuchen", "02_001_Apple_pie_recipe_f00dcafe1.md"),
+                (
+                    "Backups of the database",
+                    "01_002_Backups_of_the_database_a1b2c3d4e.md"
+                ),
+                ("e0d27e3ad", "01_001_Datenbanksicherung_e0d27e3ad.md"),
+                ("archive/old/tea", "archive/old/tea.md"),
+                ("Missing note", "-"),
+                // A markdown link to a Zettelkasten note is kept as its ID.
+                ("f00dcafe1", "02_001_Apple_pie_recipe_f00dcafe1.md"),
+            ],
+            "{b}"
+        );
+        for name in ["sub/tea.md", "archive/old/tea.md", "e0d27e3ad", "a1b2c3d4e"] {
+            let (a, b) = (show("local", name), show("team", name));
+            assert_eq!(a["linked_from"], b["linked_from"], "{name}: {a}\n{b}");
+        }
+        let backups = show("team", "a1b2c3d4e");
+        assert_eq!(backups["linked_from"][0]["path"], "links.md", "{backups}");
+    };
+    same_links(&env);
     // kb stats: the same counts; kb list says where each lives, without the password.
     let stats = |base: &str| env.run(&["kb", "stats", base, "--json"]).success().json();
     let (a, b) = (stats("local"), stats("team"));
@@ -136,11 +192,27 @@ fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
             &db,
             "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
         ),
-        "1"
+        "2"
     );
     // A second sync with nothing changed changes nothing.
     let again = env.run(&["kb", "sync", "team", "--json"]).success().json();
-    assert_eq!(again[0]["unchanged"], 4, "{again}");
+    assert_eq!(again[0]["unchanged"], 6, "{again}");
+    // A base of schema 1 (no links, no unread table) is migrated when opened, and its next
+    // sync reads every note again to fill the links.
+    pg.psql(
+        &db,
+        "DROP TABLE ai_kb_team.links; DROP TABLE ai_kb_team.unread;
+         UPDATE ai_kb_team.meta SET value = '1' WHERE key = 'schema'",
+    );
+    env.run(&["kb", "sync", "team"]).success();
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
+        ),
+        "2"
+    );
+    same_links(&env);
 }
 
 #[test]

@@ -431,7 +431,18 @@ fn calls_that_cannot_take_a_saved_prompt_say_so() {
         .run()
         .code(2);
     assert!(
-        out.error().contains("-p cannot be used with `chat retry`"),
+        out.error()
+            .contains("-p and --schema cannot be used with `chat retry`"),
+        "{}",
+        out.stderr
+    );
+    let out = env
+        .ai()
+        .args(["chat", "retry", &id, "--schema", "a int"])
+        .run()
+        .code(2);
+    assert!(
+        out.error().contains("cannot be used with `chat retry`"),
         "{}",
         out.stderr
     );

@@ -179,7 +179,9 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
         "{href}"
     );
 
-    // Continue the chat.
+    // Continue the chat, once the page has finished the call (it ignores Enter until the
+    // chat list is loaded again).
+    browser.wait("the page idle", IDLE);
     browser.type_into("#prompt", "And how long?\u{E007}");
     browser.wait(
         "the second reply",

@@ -495,3 +495,54 @@ fn a_call_on_a_busy_chat_gets_429_at_once() {
         .collect();
     assert_eq!(prompts, ["first", "slow one"]);
 }
+
+#[test]
+fn a_tool_that_needs_a_yes_is_refused_under_serve_naming_what_allows_it() {
+    use crate::support::{Reply, data, oa_stream};
+    // The model calls the command tool `disk`, which config offers to every call.
+    let call = serde_json::json!({"index": 0, "id": "call_1", "type": "function",
+        "function": {"name": "disk", "arguments": "{}"}});
+    let mut first = data(
+        &serde_json::json!({"id": "c1", "choices": [{"index": 0,
+            "delta": {"tool_calls": [call]}, "finish_reason": null}]})
+        .to_string(),
+    );
+    first.push_str(&data(
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ));
+    first.push_str("data: [DONE]\n\n");
+    let server = crate::support::Server::start(vec![
+        Reply::sse(&[&first]),
+        Reply::sse(&[&oa_stream("Not run.", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &server);
+    let ran = env.path("ran");
+    let mut config = if env.config_path().exists() {
+        env.config()
+    } else {
+        serde_json::json!({})
+    };
+    config["tools"] = serde_json::json!({"allow": ["disk"], "commands": {"disk": {
+        "description": "Free space", "command": ["/usr/bin/touch", ran.to_str().unwrap()]}}});
+    env.write_config(&config.to_string());
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let (status, body) = http(
+        s.port,
+        "POST",
+        "/call",
+        Some(TOKEN),
+        br#"{"alias":"openai:gpt-test","prompt":"free space?"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json(&body)["reply"], "Not run.");
+    assert!(!ran.exists(), "the tool ran without a yes");
+    let round = env
+        .only_chat()
+        .into_iter()
+        .find(|r| r["type"] == "round")
+        .expect("a round");
+    assert_eq!(
+        round["results"][0]["content"],
+        "not confirmed: ai asks before it runs the command tool disk, and ai serve has nobody to ask; it was not run (the user can allow it with --yolo)"
+    );
+}

@@ -80,6 +80,15 @@ impl Proc {
             .unwrap_or_default()
     }
 
+    /// What it has written to stdout so far (when stdout goes to a file).
+    pub fn stdout_now(&self) -> String {
+        self.call
+            .out_path
+            .as_ref()
+            .map(|p| fs::read_to_string(p).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
     /// Does it still run? (Never reaps it, so the guard cannot hit a recycled pid.)
     pub fn running(&mut self) -> bool {
         self.status.is_none() && !exited(self.child.id(), false)

@@ -24,6 +24,9 @@ struct Body<'a> {
     stream: Option<bool>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// `--schema`: the model must call the reply tool, whose input is the JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
 }
 
 /// A tool the model may call.
@@ -154,21 +157,32 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
             None => ask.to_owned(),
         });
     }
+    let mut tools: Vec<WireTool> = req
+        .tools
+        .iter()
+        .map(|d| WireTool {
+            name: &d.name,
+            description: &d.description,
+            input_schema: &d.parameters,
+        })
+        .collect();
+    if let Some(schema) = req.schema {
+        tools.push(WireTool {
+            name: crate::backend::shape::TOOL,
+            description: crate::backend::shape::TOOL_DESCRIPTION,
+            input_schema: schema,
+        });
+    }
     let body = Body {
         model: &req.route.model,
         max_tokens: p.max_tokens,
         messages: messages(req),
         system,
         stream: stream.then_some(true),
-        tools: req
-            .tools
-            .iter()
-            .map(|d| WireTool {
-                name: &d.name,
-                description: &d.description,
-                input_schema: &d.parameters,
-            })
-            .collect(),
+        tools,
+        tool_choice: req
+            .schema
+            .map(|_| serde_json::json!({"type": "tool", "name": crate::backend::shape::TOOL})),
     };
     let mut headers = vec![("anthropic-version".to_owned(), "2023-06-01".to_owned())];
     if let Some(k) = &p.key {

@@ -32,6 +32,9 @@ struct Body<'a> {
 #[derive(Serialize)]
 struct ToolConfig<'a> {
     tools: Vec<WireTool<'a>>,
+    /// `--schema`: `{"tool": {"name"}}`, the reply tool forced.
+    #[serde(rename = "toolChoice", skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -219,7 +222,7 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         inference_config: InferenceConfig {
             max_tokens: p.max_tokens,
         },
-        tool_config: (!req.tools.is_empty()).then(|| ToolConfig {
+        tool_config: (!req.tools.is_empty() || req.schema.is_some()).then(|| ToolConfig {
             tools: req
                 .tools
                 .iter()
@@ -232,7 +235,17 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
                         },
                     },
                 })
+                .chain(req.schema.map(|schema| WireTool {
+                    tool_spec: ToolSpec {
+                        name: crate::backend::shape::TOOL,
+                        description: crate::backend::shape::TOOL_DESCRIPTION,
+                        input_schema: InputSchema { json: schema },
+                    },
+                }))
                 .collect(),
+            tool_choice: req
+                .schema
+                .map(|_| serde_json::json!({"tool": {"name": crate::backend::shape::TOOL}})),
         }),
     };
     let method = if stream {
@@ -732,6 +745,7 @@ mod tests {
             timeout_given: false,
             no_wait: false,
             tools: &[],
+            schema: None,
         };
         let v = serde_json::to_value(messages(&req)).unwrap();
         assert_eq!(

@@ -57,6 +57,9 @@ struct GenerationConfig {
     max_output_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_mime_type: Option<&'static str>,
+    /// `--schema`, in Gemini's OpenAPI subset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_schema: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -178,7 +181,9 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         contents: contents(req),
         generation_config: GenerationConfig {
             max_output_tokens: p.max_tokens,
-            response_mime_type: req.modes.json.then_some("application/json"),
+            response_mime_type: (req.modes.json || req.schema.is_some())
+                .then_some("application/json"),
+            response_schema: req.schema.map(crate::backend::shape::gemini),
         },
         system_instruction: req.system.map(|s| SystemInstruction {
             parts: [TextPart { text: s }],

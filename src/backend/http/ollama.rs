@@ -20,7 +20,8 @@ struct Body<'a> {
     stream: bool,
     options: Options<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    format: Option<&'static str>,
+    /// `"json"`, or (`--schema`) the schema itself.
+    format: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<super::openai::WireTool<'a>>,
 }
@@ -112,7 +113,10 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         options: Options {
             limit: Limit(&p.max_tokens_field, p.max_tokens),
         },
-        format: req.modes.json.then_some("json"),
+        format: match req.schema {
+            Some(schema) => Some(schema.clone()),
+            None => req.modes.json.then(|| serde_json::Value::from("json")),
+        },
         tools: super::openai::tools(req.tools),
     };
     let headers = p

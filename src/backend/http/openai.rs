@@ -70,6 +70,9 @@ struct StreamOptions {
 struct ResponseFormat {
     #[serde(rename = "type")]
     kind: &'static str,
+    /// `--schema`: `{"name", "strict": true, "schema"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    json_schema: Option<serde_json::Value>,
 }
 
 /// One message: `system`, `user`, `assistant` (with its tool calls) or `tool` (one result).
@@ -221,9 +224,21 @@ pub(crate) fn request(p: &Resolved, req: &Request<'_>, stream: bool) -> Built {
         stream_options: stream.then_some(StreamOptions {
             include_usage: true,
         }),
-        response_format: req.modes.json.then_some(ResponseFormat {
-            kind: "json_object",
-        }),
+        response_format: match req.schema {
+            // Strict structured output: the schema in strict mode's rules.
+            Some(schema) => Some(ResponseFormat {
+                kind: "json_schema",
+                json_schema: Some(serde_json::json!({
+                    "name": "reply",
+                    "strict": true,
+                    "schema": crate::backend::shape::strict(schema),
+                })),
+            }),
+            None => req.modes.json.then_some(ResponseFormat {
+                kind: "json_object",
+                json_schema: None,
+            }),
+        },
         reasoning_effort: req.route.effort.as_deref(),
         tools: tools(req.tools),
     };

@@ -33,10 +33,10 @@ impl Weights {
             .len();
         if size > MAX_WEIGHTS {
             return Err(Error::usage(format!(
-                "{} holds {}, more than the {} a local model may take",
+                "{} holds {:.1} GB, more than the {:.0} GB a local model may take",
                 path.display(),
-                super::human(size),
-                super::human(MAX_WEIGHTS)
+                size as f64 / 1e9,
+                MAX_WEIGHTS as f64 / 1e9
             ))
             .hint("local embedding models are small (the built-in ones under 1 GB): is it the right file?"));
         }

@@ -27,9 +27,10 @@ use super::{
     Table,
 };
 use crate::error::{Error, Result};
+use crate::kb::linked;
 
 /// Bumped when the tables change shape; a newer one is refused with a hint.
-pub(crate) const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 2;
 
 pub(crate) struct Postgres {
     client: RefCell<Client>,
@@ -225,6 +226,28 @@ CREATE INDEX chunks_words ON chunks USING gin(words);
 CREATE INDEX chunks_grams ON chunks USING gin(grams gin_trgm_ops);
 ";
 
+/// The tables schema 2 added: the links of each note (`key`: the name's last part without
+/// `.md`, in lowercase, as [`linked::key`] makes it; `l` keeps their order) and the documents
+/// (HTML, PDF) that gave no text, as the SQLite store keeps them.
+const LINKS_UNREAD: &str = "
+CREATE TABLE links (
+    l bigserial PRIMARY KEY,
+    note bigint NOT NULL REFERENCES notes(n) ON DELETE CASCADE,
+    line bigint NOT NULL,
+    wiki boolean NOT NULL,
+    name text NOT NULL,
+    key text NOT NULL
+);
+CREATE INDEX links_note ON links(note);
+CREATE INDEX links_key ON links(key);
+CREATE TABLE unread (
+    path text PRIMARY KEY,
+    size bigint NOT NULL,
+    mtime bigint NOT NULL,
+    reason text NOT NULL
+);
+";
+
 impl Postgres {
     /// Connect to the server at `url` and open (with `create`, make) the tables of `name`.
     pub(crate) fn open(name: &str, url: &str, create: bool) -> Result<Postgres> {
@@ -374,6 +397,7 @@ impl Postgres {
                  DO $$ BEGIN
                    IF to_regclass('meta') IS NULL THEN
                      EXECUTE $t${TABLES}$t$;
+                     EXECUTE $t${LINKS_UNREAD}$t$;
                      INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{}'),
                          ('keywords', '{}');
                    END IF;
@@ -405,6 +429,9 @@ impl Postgres {
             }
         }
         self.exec(&format!("SET search_path = {schema}, public"))?;
+        if self.meta("schema")?.as_deref() == Some("1") {
+            self.migrate_1()?;
+        }
         match self.meta("schema")? {
             Some(v) if v == SCHEMA.to_string() => Ok(()),
             Some(v) => {
@@ -425,6 +452,85 @@ impl Postgres {
             )
             .into()),
         }
+    }
+
+    /// Schema 1 to 2: the links and unread tables, and every note marked to be read again
+    /// (its next sync fills the links). Under the base's lock of makers, once.
+    fn migrate_1(&self) -> StoreResult<()> {
+        let done = self.exec(&format!(
+            "BEGIN;
+             SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
+             DO $$ BEGIN
+               IF (SELECT value FROM meta WHERE key = 'schema') = '1' THEN
+                 EXECUTE $t${LINKS_UNREAD}$t$;
+                 UPDATE notes SET mtime = -1;
+                 UPDATE meta SET value = '{SCHEMA}' WHERE key = 'schema';
+               END IF;
+             END $$;
+             COMMIT;"
+        ));
+        if done.is_err() {
+            self.exec("ROLLBACK").ok();
+        }
+        done
+    }
+
+    /// The note a link names, by the rules of [`linked::resolve`].
+    fn resolve(&self, name: &str, wiki: bool) -> StoreResult<Option<Linked>> {
+        const SELECT: &str = "SELECT id, title, ordering, path FROM notes";
+        let one = |r: Option<postgres::Row>| {
+            r.map(|r| linked_row(&r))
+                .transpose()
+                .map_err(|e| self.err(&e))
+        };
+        let by_id = one(self.row(&format!("{SELECT} WHERE id = $1"), &[&name])?)?;
+        if by_id.is_some() {
+            return Ok(by_id);
+        }
+        if !wiki {
+            return one(self.row(
+                &format!(
+                    "{SELECT} WHERE path = $1::text OR path = $1::text || '.md'
+                     ORDER BY path = $1::text DESC LIMIT 1"
+                ),
+                &[&name],
+            )?);
+        }
+        let name = name.trim_start_matches('/');
+        let bare = match name.len().checked_sub(3) {
+            Some(k) if name.is_char_boundary(k) && name[k..].eq_ignore_ascii_case(".md") => {
+                &name[..k]
+            }
+            _ => name,
+        };
+        if bare.is_empty() {
+            return Ok(None);
+        }
+        let lit = linked::literal(bare);
+        // ILIKE is case-insensitive, as Obsidian's lookup (and SQLite's LIKE) is; paths sort
+        // by their bytes, as in SQLite.
+        let by_file = one(self.row(
+            &format!(
+                "{SELECT} WHERE path ILIKE $1::text || '.md' OR path ILIKE '%/' || $1::text || '.md'
+                    OR path ILIKE $1::text OR path ILIKE '%/' || $1::text
+                 ORDER BY (path ILIKE $1::text || '.md' OR path ILIKE $1::text) DESC,
+                     length(path), path COLLATE \"C\"
+                 LIMIT 1"
+            ),
+            &[&lit],
+        )?)?;
+        if by_file.is_some() || bare.contains('/') {
+            return Ok(by_file);
+        }
+        one(self.row(
+            &format!(
+                "{SELECT} WHERE lower(title) = lower($1::text)
+                    OR (E'\\n' || aliases || E'\\n') ILIKE '%' || E'\\n' || $2::text || E'\\n' || '%'
+                 ORDER BY lower(title) = lower($1::text) DESC, length(path), path COLLATE \"C\"
+                 LIMIT 1"
+            ),
+            &[&bare, &lit],
+        )?)
     }
 
     /// Make the base's tables again, empty (the session keeps its sync lock).
@@ -1011,7 +1117,7 @@ impl Store for Postgres {
             return Ok(None);
         }
         let bare = name.strip_suffix(".md").unwrap_or(name);
-        let lit = super::super::linked::literal(bare);
+        let lit = linked::literal(bare);
         let r = self.row(
             "SELECT id, title, ordering, path FROM notes
              WHERE lower(path) = lower($1 || '.md')
@@ -1026,35 +1132,165 @@ impl Store for Postgres {
     }
 
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {
-        let patterns = super::super::linked::patterns(note);
+        // As the SQLite store: the links whose key is one of the note's names (ID, file name,
+        // title, aliases), kept when they resolve to it.
+        let aliases: String = self
+            .row("SELECT aliases FROM notes WHERE id = $1", &[&note.id])?
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(|e| self.err(&e))?
+            .unwrap_or_default();
+        let mut keys = vec![
+            linked::key(&note.id),
+            linked::key(&note.path),
+            linked::key(&note.title),
+        ];
+        keys.extend(aliases.lines().map(linked::key));
+        keys.sort_unstable();
+        keys.dedup();
         let rows = self.rows(
-            &format!(
-                "SELECT DISTINCT n.id, n.title, n.ordering, n.path FROM chunks c
-                 JOIN notes n ON n.n = c.note
-                 WHERE n.id <> $1 AND c.text ILIKE ANY($2)
-                 ORDER BY n.path LIMIT {}",
-                super::super::linked::MAX_LINKED_FROM
-            ),
-            &[&note.id, &patterns],
+            "SELECT * FROM (
+                 SELECT DISTINCT l.name, l.wiki, n.id, n.title, n.ordering, n.path FROM links l
+                 JOIN notes n ON n.n = l.note
+                 WHERE l.key = ANY($1) AND n.id <> $2
+             ) d ORDER BY path COLLATE \"C\"",
+            &[&keys, &note.id],
+        )?;
+        let mut reaches: HashMap<(String, bool), bool> = HashMap::new();
+        let mut out: Vec<Linked> = Vec::new();
+        for r in rows {
+            let get = || -> std::result::Result<(String, bool, Linked), postgres::Error> {
+                Ok((
+                    r.try_get(0)?,
+                    r.try_get(1)?,
+                    Linked {
+                        id: r.try_get(2)?,
+                        title: r.try_get(3)?,
+                        ordering: r.try_get(4)?,
+                        path: r.try_get(5)?,
+                    },
+                ))
+            };
+            let (name, wiki, from) = get().map_err(|e| self.err(&e))?;
+            if out.last().is_some_and(|l| l.id == from.id) {
+                continue;
+            }
+            let hit = match reaches.get(&(name.clone(), wiki)) {
+                Some(&h) => h,
+                None => {
+                    let h = self.resolve(&name, wiki)?.is_some_and(|t| t.id == note.id);
+                    reaches.insert((name, wiki), h);
+                    h
+                }
+            };
+            if hit {
+                out.push(from);
+                if out.len() >= linked::MAX_LINKED_FROM {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn links(&self, id: &str) -> StoreResult<Vec<linked::Link>> {
+        let rows = self.rows(
+            "SELECT l.name, l.line, l.wiki FROM links l JOIN notes n ON n.n = l.note
+             WHERE n.id = $1 ORDER BY l.l",
+            &[&id],
+        )?;
+        let mut seen: HashMap<(String, bool), Option<Linked>> = HashMap::new();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let get = || -> std::result::Result<(String, i64, bool), postgres::Error> {
+                Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+            };
+            let (name, line, wiki) = get().map_err(|e| self.err(&e))?;
+            let note = match seen.get(&(name.clone(), wiki)) {
+                Some(n) => n.clone(),
+                None => {
+                    let n = self.resolve(&name, wiki)?;
+                    seen.insert((name.clone(), wiki), n.clone());
+                    n
+                }
+            };
+            out.push(linked::Link {
+                name,
+                line: u32::try_from(line).unwrap_or(0),
+                wiki,
+                note,
+            });
+        }
+        Ok(out)
+    }
+
+    fn prepare_sync(&self) -> StoreResult<()> {
+        // The tables are made by the schema's migration when the base is opened (`prepare`),
+        // which marks every note to be read again.
+        Ok(())
+    }
+
+    fn set_links(&self, n: i64, links: &[linked::Written]) -> StoreResult<()> {
+        self.execute("DELETE FROM links WHERE note = $1", &[&n])?;
+        for l in links {
+            self.execute(
+                "INSERT INTO links (note, line, wiki, name, key) VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &n,
+                    &i64::from(l.line),
+                    &l.wiki,
+                    &l.name,
+                    &linked::key(&l.name),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>> {
+        let rows = self.rows(
+            "SELECT path, size, mtime, reason FROM unread ORDER BY path COLLATE \"C\"",
+            &[],
         )?;
         rows.iter()
             .map(|r| {
-                Ok(Linked {
-                    id: r.try_get(0).map_err(|e| self.err(&e))?,
-                    title: r.try_get(1).map_err(|e| self.err(&e))?,
-                    ordering: r.try_get(2).map_err(|e| self.err(&e))?,
-                    path: r.try_get(3).map_err(|e| self.err(&e))?,
-                })
+                let get = || -> std::result::Result<(String, i64, i64, String), postgres::Error> {
+                    Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?))
+                };
+                get().map_err(|e| self.err(&e))
             })
             .collect()
     }
+
+    fn set_unread(&self, path: &str, stat: (i64, i64), why: Option<&str>) -> StoreResult<()> {
+        match why {
+            Some(why) => self.execute(
+                "INSERT INTO unread (path, size, mtime, reason) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (path) DO UPDATE
+                 SET size = excluded.size, mtime = excluded.mtime, reason = excluded.reason",
+                &[&path, &stat.0, &stat.1, &why],
+            ),
+            None => self.execute("DELETE FROM unread WHERE path = $1", &[&path]),
+        }
+        .map(|_| ())
+    }
+}
+
+/// A note's row (`id, title, ordering, path`) as a [`Linked`].
+fn linked_row(r: &postgres::Row) -> std::result::Result<Linked, postgres::Error> {
+    Ok(Linked {
+        id: r.try_get(0)?,
+        title: r.try_get(1)?,
+        ordering: r.try_get(2)?,
+        path: r.try_get(3)?,
+    })
 }
 
 /// The terms of an FTS5 expression as `LIKE` patterns for the folded text (`%term%`).
 fn like_patterns(fts: &str) -> Vec<String> {
     terms_of(fts)
         .into_iter()
-        .map(|(t, _)| format!("%{}%", super::super::linked::literal(&strip(&t))))
+        .map(|(t, _)| format!("%{}%", linked::literal(&strip(&t))))
         .collect()
 }
 

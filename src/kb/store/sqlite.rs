@@ -70,6 +70,27 @@ CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='', contentl
     tokenize='trigram remove_diacritics 1');
 ";
 
+/// The links of each note ([`crate::kb::note::Link`]): `key` is the name's last part without
+/// `.md`, in lowercase, which is how a link's target is looked up ([`linked`]). Made by
+/// [`Store::prepare_sync`] in an index from before it.
+const LINKS: &str = "
+CREATE TABLE IF NOT EXISTS links (
+    note INTEGER NOT NULL REFERENCES notes(n) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    wiki INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    key TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_note ON links(note);
+CREATE INDEX IF NOT EXISTS links_key ON links(key);
+";
+
+/// Documents (HTML, PDF) that gave no text, by path, with the size and mtime they had then and
+/// why: a sync parses one again only when it changed.
+const UNREAD: &str = "CREATE TABLE IF NOT EXISTS unread (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, reason TEXT NOT NULL
+) WITHOUT ROWID;";
+
 /// An open SQLite index.
 pub(crate) struct Sqlite {
     pub(crate) conn: Connection,
@@ -171,7 +192,7 @@ impl Sqlite {
                 return Err(self.damaged_msg("it has no tables"));
             }
             c.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {TABLES}
+                "BEGIN IMMEDIATE; {TABLES} {LINKS} {UNREAD}
                  INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{CHUNKER}'),
                      ('keywords', '{KEYWORDS}');
                  COMMIT;"
@@ -669,6 +690,71 @@ impl Store for Sqlite {
 
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {
         linked::linked_from(&self.conn, note).map_err(|e| self.damaged(&e))
+    }
+
+    fn links(&self, id: &str) -> StoreResult<Vec<linked::Link>> {
+        linked::links(&self.conn, id).map_err(|e| self.damaged(&e))
+    }
+
+    fn prepare_sync(&self) -> StoreResult<()> {
+        let has_links = linked::has_links(&self.conn).map_err(|e| self.damaged(&e))?;
+        let mark = if has_links {
+            ""
+        } else {
+            "UPDATE notes SET mtime = -1;"
+        };
+        self.conn
+            .execute_batch(&format!("BEGIN IMMEDIATE; {LINKS} {UNREAD} {mark} COMMIT;"))
+            .map_err(|e| self.damaged(&e))
+    }
+
+    fn set_links(&self, n: i64, links: &[linked::Written]) -> StoreResult<()> {
+        self.conn
+            .prepare_cached("DELETE FROM links WHERE note = ?1")
+            .and_then(|mut st| st.execute([n]))
+            .map_err(|e| self.damaged(&e))?;
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO links (note, line, wiki, name, key) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(|e| self.damaged(&e))?;
+        for l in links {
+            st.execute(params![n, l.line, l.wiki, l.name, linked::key(&l.name)])
+                .map_err(|e| self.damaged(&e))?;
+        }
+        Ok(())
+    }
+
+    fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>> {
+        let has = self
+            .count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'unread'")?
+            > 0;
+        if !has {
+            return Ok(Vec::new());
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT path, size, mtime, reason FROM unread ORDER BY path")
+            .map_err(|e| self.damaged(&e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(|e| self.damaged(&e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged(&e))
+    }
+
+    fn set_unread(&self, path: &str, stat: (i64, i64), why: Option<&str>) -> StoreResult<()> {
+        let done = match why {
+            Some(why) => self.conn.execute(
+                "INSERT OR REPLACE INTO unread (path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)",
+                params![path, stat.0, stat.1, why],
+            ),
+            None => self
+                .conn
+                .execute("DELETE FROM unread WHERE path = ?1", [path]),
+        };
+        done.map(|_| ()).map_err(|e| self.damaged(&e))
     }
 }
 

@@ -1,0 +1,280 @@
+//! Structured output (`--schema`): each protocol is asked for JSON in its own way (the request
+//! bodies, seen by the local test server), the reply is checked, asked for once more when it
+//! does not fit, and a call whose reply never fits exits 1 with nothing on stdout.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SPEC: &str = "name str, age int, tags [str]";
+
+/// The schema the compact form stands for.
+fn compact_schema() -> Value {
+    json!({"type":"object",
+        "properties":{"name":{"type":"string"},"age":{"type":"integer"},
+                      "tags":{"type":"array","items":{"type":"string"}}},
+        "required":["name","age","tags"],"additionalProperties":false})
+}
+
+/// Anthropic: the forced tool called with `args` as its input.
+fn an_tool_reply(args: &str) -> String {
+    let mut out = an_start(10);
+    out.push_str(&event(
+        "content_block_start",
+        &json!({"type":"content_block_start","index":0,
+            "content_block":{"type":"tool_use","id":"toolu_1","name":"json_reply","input":{}}})
+        .to_string(),
+    ));
+    let (a, b) = args.split_at(args.len() / 2);
+    for piece in ["", a, b] {
+        out.push_str(&event(
+            "content_block_delta",
+            &json!({"type":"content_block_delta","index":0,
+                "delta":{"type":"input_json_delta","partial_json":piece}})
+            .to_string(),
+        ));
+    }
+    out.push_str(&event(
+        "content_block_stop",
+        r#"{"type":"content_block_stop","index":0}"#,
+    ));
+    out.push_str(&event("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}"#));
+    out.push_str(&event("message_stop", r#"{"type":"message_stop"}"#));
+    out
+}
+
+#[test]
+fn openai_strict_json_schema_and_a_reply_that_fits() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream(
+        "{ \"name\": \"Ann\",\n  \"age\": 3, \"tags\": [\"a\"] }",
+        5,
+        5,
+    )])]);
+    let env = Env::for_provider("openai", &s);
+    let out = env
+        .run(&["openai:gpt-test", "--schema", SPEC, "who?"])
+        .success();
+    // Exactly the JSON, in one line.
+    assert_eq!(
+        out.stdout,
+        "{\"name\":\"Ann\",\"age\":3,\"tags\":[\"a\"]}\n"
+    );
+    let b = s.only().json();
+    assert_eq!(
+        b["response_format"],
+        json!({"type":"json_schema","json_schema":{"name":"reply","strict":true,
+            "schema": compact_schema()}})
+    );
+    // The JSON is what the chat keeps as the reply.
+    let msgs = env.messages(&out.chat_id());
+    assert_eq!(
+        msgs[1]["content"],
+        "{\"name\":\"Ann\",\"age\":3,\"tags\":[\"a\"]}"
+    );
+}
+
+#[test]
+fn openai_strict_mode_rules_for_a_json_schema() {
+    let s = Server::start(vec![Reply::sse(&[&oa_stream(
+        "{\"a\":\"x\",\"b\":null}",
+        1,
+        1,
+    )])]);
+    let env = Env::for_provider("openai", &s);
+    let schema = r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}"#;
+    let file = env.project_file("s.json", schema);
+    let out = env
+        .run(&["openai:gpt-test", "--schema", file.to_str().unwrap(), "q"])
+        .success();
+    // An optional property may come back null.
+    assert_eq!(out.stdout, "{\"a\":\"x\",\"b\":null}\n");
+    let sent = &s.only().json()["response_format"]["json_schema"]["schema"];
+    assert_eq!(sent["required"], json!(["a", "b"]));
+    assert_eq!(sent["additionalProperties"], false);
+    assert_eq!(sent["properties"]["b"]["type"], json!(["integer", "null"]));
+}
+
+#[test]
+fn gemini_ollama_anthropic_and_bedrock_requests() {
+    let fits = "{\"name\":\"Ann\",\"age\":3,\"tags\":[]}";
+    let s = Server::start(vec![
+        Reply::sse(&[&gm_chunk(fits, Some((1, 1)))]),
+        Reply::ndjson(&[&format!("{}{}", ol_text(fits), ol_done(1, 1))]),
+        Reply::sse(&[&an_tool_reply(fits)]),
+        Reply::eventstream(&[
+            br_event("messageStart", r#"{"role":"assistant"}"#),
+            br_event(
+                "contentBlockStart",
+                r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t1","name":"json_reply"}}}"#,
+            ),
+            br_event(
+                "contentBlockDelta",
+                &json!({"contentBlockIndex":0,"delta":{"toolUse":{"input":fits}}}).to_string(),
+            ),
+            br_event("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+            br_event("messageStop", r#"{"stopReason":"tool_use"}"#),
+            br_event(
+                "metadata",
+                r#"{"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}"#,
+            ),
+        ]),
+    ]);
+    let mut env = Env::for_provider("openai", &s);
+    env.set("GEMINI_API_KEY", KEY)
+        .set("GEMINI_BASE_URL", &format!("{}/v1beta", s.url()))
+        .set("OLLAMA_HOST", &s.url())
+        .set("ANTHROPIC_API_KEY", KEY)
+        .set("ANTHROPIC_BASE_URL", &s.url())
+        .set("AWS_BEARER_TOKEN_BEDROCK", KEY)
+        .set("BEDROCK_BASE_URL", &s.url())
+        .set("AWS_REGION", "us-east-1");
+    for model in [
+        "gemini-api:gm-test",
+        "ollama-api:llama-test",
+        "anthropic:claude-test",
+        "bedrock:anthropic.claude-test",
+    ] {
+        let out = env.run(&[model, "--schema", SPEC, "who?"]).success();
+        assert_eq!(out.stdout, format!("{fits}\n"), "{model}");
+    }
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 4);
+    let gm = reqs[0].json();
+    assert_eq!(
+        gm["generationConfig"]["responseMimeType"],
+        "application/json"
+    );
+    assert_eq!(
+        gm["generationConfig"]["responseSchema"],
+        json!({"type":"OBJECT","properties":{"name":{"type":"STRING"},"age":{"type":"INTEGER"},
+            "tags":{"type":"ARRAY","items":{"type":"STRING"}}},"required":["name","age","tags"]})
+    );
+    assert_eq!(reqs[1].json()["format"], compact_schema());
+    let an = reqs[2].json();
+    assert_eq!(
+        an["tool_choice"],
+        json!({"type":"tool","name":"json_reply"})
+    );
+    let tool = an["tools"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(tool["name"], "json_reply");
+    assert_eq!(tool["input_schema"], compact_schema());
+    let br = reqs[3].json();
+    assert_eq!(
+        br["toolConfig"]["toolChoice"],
+        json!({"tool":{"name":"json_reply"}})
+    );
+    assert_eq!(
+        br["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"],
+        compact_schema()
+    );
+}
+
+#[test]
+fn a_reply_that_does_not_fit_is_fixed_by_the_retry() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("{\"name\":\"Ann\",\"tags\":[]}", 1, 1)]),
+        Reply::sse(&[&oa_stream("{\"name\":\"Ann\",\"age\":3,\"tags\":[]}", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env
+        .run(&["openai:gpt-test", "--schema", SPEC, "who?"])
+        .success();
+    assert_eq!(out.stdout, "{\"name\":\"Ann\",\"age\":3,\"tags\":[]}\n");
+    assert!(
+        out.stderr.contains("did not fit the schema"),
+        "{}",
+        out.stderr
+    );
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    let m = reqs[1].json()["messages"].clone();
+    assert_eq!(m[0], json!({"role":"user","content":"who?"}));
+    assert_eq!(
+        m[1],
+        json!({"role":"assistant","content":"{\"name\":\"Ann\",\"tags\":[]}"})
+    );
+    let again = m[2]["content"].as_str().unwrap();
+    assert!(again.contains("`age` is required"), "{again}");
+    // The chat keeps the prompt and the reply that fits, not the exchange in between.
+    let msgs = env.messages(&out.chat_id());
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[0]["content"], "who?");
+    assert_eq!(
+        msgs[1]["content"],
+        "{\"name\":\"Ann\",\"age\":3,\"tags\":[]}"
+    );
+}
+
+#[test]
+fn a_reply_that_never_fits_exits_1_with_nothing_on_stdout() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("Sure! Ann is 3.", 1, 1)]),
+        Reply::sse(&[&oa_stream(
+            "{\"name\":\"Ann\",\"age\":\"three\",\"tags\":[]}",
+            1,
+            1,
+        )]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env
+        .run(&["openai:gpt-test", "--schema", SPEC, "who?"])
+        .code(1);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.error().contains("does not fit the schema")
+            && out.error().contains("age: expected integer"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(s.requests().len(), 2);
+    // Nothing is lost: the prompt and the last reply are in the chat, the reply marked
+    // interrupted (so `ai chat retry` asks again).
+    let msgs = env.messages(&out.chat_id());
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[0]["content"], "who?");
+    assert_eq!(msgs[1]["interrupted"], true, "{msgs:?}");
+    // With --json too: no JSON object of a success.
+    let s2 = Server::start(vec![
+        Reply::sse(&[&oa_stream("no", 1, 1)]),
+        Reply::sse(&[&oa_stream("still no", 1, 1)]),
+    ]);
+    let env2 = Env::for_provider("openai", &s2);
+    let out = env2
+        .run(&["openai:gpt-test", "--schema", SPEC, "--json", "who?"])
+        .code(1);
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn a_cli_backend_is_told_the_schema_in_its_system_prompt() {
+    let env = Env::new();
+    env.reply("ollama", "{\"name\":\"Ann\",\"age\":3,\"tags\":[\"x\"]}");
+    let out = env.run(&["ollama", "--schema", SPEC, "who?"]).success();
+    assert_eq!(
+        out.stdout,
+        "{\"name\":\"Ann\",\"age\":3,\"tags\":[\"x\"]}\n"
+    );
+    let sent = env.stdin_text("ollama");
+    assert!(sent.contains("fits this JSON schema"), "{sent}");
+    assert!(sent.contains("\"additionalProperties\":false"), "{sent}");
+}
+
+#[test]
+fn bad_schemas_are_refused_before_anything_is_sent() {
+    let env = Env::new();
+    for spec in [
+        "name strng",
+        "{not json",
+        r#"{"type":"array","items":{}}"#,
+        "a int b",
+    ] {
+        let out = env.run(&["codex", "--schema", spec, "who?"]).code(2);
+        assert!(out.error().contains("--schema"), "{spec}: {}", out.stderr);
+    }
+    let out = env
+        .run(&["codex", "cmd", "--schema", "a int", "list files"])
+        .code(2);
+    assert!(out.error().contains("--schema"), "{}", out.stderr);
+    assert!(env.calls().is_empty());
+    assert!(env.chat_ids().is_empty());
+}
