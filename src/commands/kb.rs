@@ -577,8 +577,8 @@ fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     let filter = kb::scan::Filter::new(&base.include, &base.exclude)?;
     let (_, mut s) = kb::scan::scan(&base.path, &filter)?;
     // Documents without text are known from the last sync (the walk reads no file).
-    if store::file(&ctx.home, name).exists() {
-        let ix = store::Index::open(&ctx.home, name, false)?;
+    if store::exists(&ctx.home, name, base) {
+        let ix = store::Index::open_base(&ctx.home, name, base, false)?;
         s.no_text_paths = ix
             .unread()?
             .into_iter()

@@ -462,3 +462,49 @@ fn a_sync_killed_mid_way_leaves_a_sound_base_that_the_next_sync_finishes() {
     assert_eq!(pg.psql(&db, orphans), "0");
     assert!(!search(&env, "team", "word699").is_empty());
 }
+
+#[test]
+fn documents_without_text_are_remembered_on_postgres_as_on_sqlite() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    env.project_file(
+        "notes/empty.html",
+        "<html><body><img src=\"x.png\"></body></html>",
+    );
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    let added = env
+        .run(&["kb", "add", "team", dir, "--store", &pg.url(&db)])
+        .success();
+    assert!(added.stderr.contains("1 without text"), "{added:#?}");
+    let skipped = |base: &str| {
+        env.run(&["kb", "stats", base, "--skipped", "--json"])
+            .success()
+            .json()
+    };
+    let (a, b) = (skipped("local"), skipped("team"));
+    assert_eq!(b["no_text"], 1, "{b}");
+    assert_eq!(a["no_text"], b["no_text"], "{a}\n{b}");
+    assert_eq!(
+        pg.psql(&db, "SELECT path FROM ai_kb_team.unread"),
+        "empty.html"
+    );
+    // Unchanged, it is not parsed again and the freshness check counts it as known.
+    let again = env.run(&["kb", "sync", "team"]).success();
+    assert!(again.stdout.contains("unchanged 4"), "{again:#?}");
+    assert!(again.stderr.contains("1 without text"), "{again:#?}");
+    let out = env.run(&["echo", "--kb", "team", "anything"]).success();
+    assert!(!out.stderr.contains("changed since"), "{out:#?}");
+    // Given text, it is indexed and forgotten as unread.
+    env.project_file(
+        "notes/empty.html",
+        "<html><body><p>Walrus text.</p></body></html>",
+    );
+    let out = env.run(&["kb", "sync", "team"]).success();
+    assert!(out.stdout.contains("added 1"), "{out:#?}");
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM ai_kb_team.unread"), "0");
+}
