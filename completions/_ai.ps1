@@ -470,6 +470,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('--include', '--include', [CompletionResultType]::ParameterName, 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files')
             [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out files or folders matching GLOB (repeat; `drafts/**`)')
             [CompletionResult]::new('--description', '--description', [CompletionResultType]::ParameterName, 'What it holds, in a few words')
+            [CompletionResult]::new('--store', '--store', [CompletionResultType]::ParameterName, 'Keep the index on a PostgreSQL server with pgvector, shared by everyone who adds the same NAME there: postgres://USER@HOST/DATABASE (password from PGPASSWORD or ~/.pgpass), or `postgres` for the URL in AI_KB_DATABASE_URL. Default: a SQLite file')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the sync''s counts as JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')

@@ -1575,7 +1575,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__add)
-            opts="-q -h --embed --dimensions --include --exclude --description --json --quiet --help"
+            opts="-q -h --embed --dimensions --include --exclude --description --store --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1598,6 +1598,10 @@ _ai() {
                     return 0
                     ;;
                 --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

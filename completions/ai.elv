@@ -432,6 +432,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand --include 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files'
             cand --exclude 'Leave out files or folders matching GLOB (repeat; `drafts/**`)'
             cand --description 'What it holds, in a few words'
+            cand --store 'Keep the index on a PostgreSQL server with pgvector, shared by everyone who adds the same NAME there: postgres://USER@HOST/DATABASE (password from PGPASSWORD or ~/.pgpass), or `postgres` for the URL in AI_KB_DATABASE_URL. Default: a SQLite file'
             cand --json 'Print the sync''s counts as JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'

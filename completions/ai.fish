@@ -269,6 +269,7 @@ complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_fro
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l include -d 'Index only files matching GLOB (repeat; `*.md`, `docs/**`). Default: text and code files' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l exclude -d 'Leave out files or folders matching GLOB (repeat; `drafts/**`)' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l description -d 'What it holds, in a few words' -r
+complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l store -d 'Keep the index on a PostgreSQL server with pgvector, shared by everyone who adds the same NAME there: postgres://USER@HOST/DATABASE (password from PGPASSWORD or ~/.pgpass), or `postgres` for the URL in AI_KB_DATABASE_URL. Default: a SQLite file' -r
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -l json -d 'Print the sync\'s counts as JSON'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print only the reply and errors (no notices)'
 complete -c ai -n "__fish_ai_using_subcommand kb; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'

@@ -383,6 +383,11 @@ pub(crate) enum KbAction {
         /// What it holds, in a few words.
         #[arg(long, value_name = "TEXT")]
         description: Option<String>,
+        /// Keep the index on a PostgreSQL server with pgvector, shared by everyone who adds the
+        /// same NAME there: postgres://USER@HOST/DATABASE (password from PGPASSWORD or
+        /// ~/.pgpass), or `postgres` for the URL in AI_KB_DATABASE_URL. Default: a SQLite file.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
         /// Print the sync's counts as JSON.
         #[arg(long)]
         json: bool,

@@ -48,6 +48,8 @@ mod kb_files;
 mod kb_hostile;
 #[path = "suite/kb_notes.rs"]
 mod kb_notes;
+#[path = "suite/kb_pg.rs"]
+mod kb_pg;
 #[path = "suite/kb_rerank.rs"]
 mod kb_rerank;
 #[path = "suite/layering.rs"]

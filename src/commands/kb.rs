@@ -23,6 +23,7 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             include,
             exclude,
             description,
+            store,
             json,
         } => add(
             &ctx,
@@ -35,6 +36,7 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
                 exclude,
                 description,
                 task: None,
+                store,
             },
             json,
         ),
@@ -190,7 +192,8 @@ fn add(ctx: &Ctx, name: &str, mut base: BaseConfig, json: bool) -> Result<()> {
     }
     base.path = abs;
     // Everything that can be checked without the network is checked before anything is saved:
-    // the globs, the embedding provider and its key.
+    // the store, the globs, the embedding provider and its key.
+    store::server(name, &base)?;
     kb::scan::Filter::new(&base.include, &base.exclude)?;
     let embedder = kb::sync_embedder(&ctx.config, &base, &ctx.ui)?;
     // Saved as settled (`local` → `local:NAME`), so a later default does not change the base.
@@ -208,13 +211,22 @@ fn add(ctx: &Ctx, name: &str, mut base: BaseConfig, json: bool) -> Result<()> {
         }
         config.set_kb_base(name, Some(&base))
     })?;
-    // A stale index of the same name (from a base removed by hand) is not trusted.
-    store::remove(&home, name)?;
+    // A stale index of the same name (from a base removed by hand) is not trusted; a base on a
+    // server is shared: joining it keeps what others indexed (notes match by their IDs).
+    let on_server = store::server(name, &base)?.is_some();
+    if !on_server {
+        store::remove(&home, name)?;
+    }
     ctx.ui.notice(&format!(
-        "ai: knowledge base {name} added ({}); indexing it",
-        base.path.display()
+        "ai: knowledge base {name} added ({}{}); indexing it",
+        base.path.display(),
+        if on_server {
+            format!(", index on {}", store::place(&home, name, &base))
+        } else {
+            String::new()
+        }
     ));
-    let counts = sync::run(&home, name, &base, embedder.as_ref(), true, &ctx.ui).map_err(|e| {
+    let counts = sync::run(&home, name, &base, embedder.as_ref(), !on_server, &ctx.ui).map_err(|e| {
         match e {
             Error::Interrupted => {
                 ctx.ui.notice(&format!(
@@ -422,6 +434,8 @@ fn sync_all(ctx: &Ctx, names: &[String], full: bool, json: bool) -> Result<()> {
 struct Stats {
     name: String,
     path: String,
+    /// Where the index lives: its file, or its server (without a password).
+    store: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<String>,
     indexed: bool,
@@ -441,6 +455,7 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
     let mut s = Stats {
         name: name.to_owned(),
         path: base.path.display().to_string(),
+        store: store::place(home, name, base),
         description: base.description.clone(),
         indexed: false,
         notes: 0,
@@ -451,10 +466,10 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
         dimensions: base.dimensions,
         last_sync: None,
     };
-    if !store::file(home, name).exists() {
+    if !store::exists(home, name, base) {
         return Ok(s);
     }
-    let ix = store::Index::open(home, name, false)?;
+    let ix = store::Index::open_base(home, name, base, false)?;
     s.indexed = true;
     s.notes = ix.notes()?;
     s.chunks = ix.passages()?;
@@ -527,7 +542,11 @@ fn list(ctx: &Ctx, json: bool) -> Result<()> {
             r.last_sync
                 .as_deref()
                 .map_or_else(|| "never".into(), short_time),
-            sanitize(&r.path),
+            if r.store.contains("://") {
+                format!("{} (index on {})", sanitize(&r.path), sanitize(&r.store))
+            } else {
+                sanitize(&r.path)
+            },
         ]);
     }
     let mut out = output::trim_lines(&table.to_string());
@@ -558,8 +577,8 @@ fn stats_skipped(ctx: &Ctx, name: &str, json: bool) -> Result<()> {
     let filter = kb::scan::Filter::new(&base.include, &base.exclude)?;
     let (_, mut s) = kb::scan::scan(&base.path, &filter)?;
     // Documents without text are known from the last sync (the walk reads no file).
-    if store::file(&ctx.home, name).exists() {
-        let ix = store::Index::open(&ctx.home, name, false)?;
+    if store::exists(&ctx.home, name, base) {
+        let ix = store::Index::open_base(&ctx.home, name, base, false)?;
         s.no_text_paths = ix
             .unread()?
             .into_iter()
@@ -719,7 +738,7 @@ fn search(
 
 fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     let base = kb::base(&ctx.config, name)?;
-    let ix = store::Index::open(&ctx.home, name, false)?;
+    let ix = store::Index::open_base(&ctx.home, name, base, false)?;
     // An ID or path, else a name as a `[[wikilink]]` gives it (file name, title).
     let note = ix.find_note(id)?.ok_or_else(|| {
         Error::not_found(format!("knowledge base {name} has no note {id}"))

@@ -72,6 +72,10 @@ pub(crate) struct BaseConfig {
     /// How the embedding model is told a passage from a query; unset: by the model's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) task: Option<Task>,
+    /// Where the index lives: unset, a SQLite file in the home folder; `postgres://…`, a
+    /// PostgreSQL server with pgvector; `postgres`, the server `AI_KB_DATABASE_URL` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) store: Option<String>,
 }
 
 /// `kb.bases.NAME.task`: how an embedding model is told a passage from a query.

@@ -18,7 +18,7 @@ pub(crate) const SYNC_AT_ONCE: usize = 50;
 pub(crate) fn changed(home: &Home, name: &str, base: &BaseConfig) -> Result<usize> {
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(&base.path, &filter)?;
-    let ix = store::Index::open(home, name, false)?;
+    let ix = store::Index::open_base(home, name, base, false)?;
     let mut known: HashMap<String, (i64, i64)> = ix.stats_by_path()?;
     // Documents that gave no text are known as they were then.
     for (path, size, mtime, _) in ix.unread()? {

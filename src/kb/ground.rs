@@ -62,8 +62,8 @@ pub(crate) fn names(choice: &Choice, chat: &[String], config: &Config) -> Vec<St
 /// Check, before a turn starts, that every knowledge base named exists and has an index.
 pub(crate) fn check(home: &Home, config: &Config, names: &[String]) -> Result<()> {
     for name in names {
-        super::base(config, name)?;
-        if !super::store::file(home, name).exists() {
+        let base = super::base(config, name)?;
+        if !super::store::exists(home, name, base) {
             return Err(crate::error::Error::not_found(format!(
                 "knowledge base {name} has no index yet"
             ))
@@ -114,8 +114,8 @@ pub(crate) fn retrieve(
     } else {
         let mut all = Vec::new();
         for name in names {
-            super::base(config, name)?;
-            let ix = super::store::Index::open(home, name, false)?;
+            let base = super::base(config, name)?;
+            let ix = super::store::Index::open_base(home, name, base, false)?;
             all.extend(super::search::search(&ix, query, k, None, deadline)?);
         }
         all.sort_by(|a, b| b.score.total_cmp(&a.score));

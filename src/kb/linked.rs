@@ -165,7 +165,7 @@ pub(crate) fn links(conn: &Connection, id: &str) -> rusqlite::Result<Vec<Link>> 
 }
 
 /// The most notes listed as linking to one.
-const MAX_LINKED_FROM: usize = 200;
+pub(crate) const MAX_LINKED_FROM: usize = 200;
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Linked> {
     Ok(Linked {
@@ -177,7 +177,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Linked> {
 }
 
 /// `name` as `like` reads it literally (`%`, `_` and `\` escaped for `ESCAPE '\'`).
-fn literal(name: &str) -> String {
+pub(crate) fn literal(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -289,6 +289,22 @@ pub(crate) fn linked_from(conn: &Connection, note: &Linked) -> rusqlite::Result<
 /// [`linked_from`] for an index without the links table: `[[…]]` naming its ID, path, file
 /// name or title (with `|label` or `#heading` after it), or a markdown link to its ID or path.
 fn linked_from_text(conn: &Connection, note: &Linked) -> rusqlite::Result<Vec<Linked>> {
+    let patterns = patterns(note);
+    let wanted = vec!["c.text LIKE ? ESCAPE '\\'"; patterns.len()].join(" OR ");
+    let sql = format!(
+        "SELECT DISTINCT n.id, n.title, n.ordering, n.path FROM chunks c
+         JOIN notes n ON n.n = c.note
+         WHERE n.id <> ? AND ({wanted})
+         ORDER BY n.path LIMIT {MAX_LINKED_FROM}"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let params = std::iter::once(note.id.clone()).chain(patterns);
+    let rows = stmt.query_map(params_from_iter(params), row)?;
+    rows.collect()
+}
+
+/// The `LIKE` patterns (escaped with `\`) of text that links to `note`.
+pub(crate) fn patterns(note: &Linked) -> Vec<String> {
     let stem_path = note.path.strip_suffix(".md").unwrap_or(&note.path);
     let file = stem_path.rsplit('/').next().unwrap_or(stem_path);
     let mut names: Vec<&str> = vec![&note.id, stem_path, &note.path, file, &note.title];
@@ -307,17 +323,7 @@ fn linked_from_text(conn: &Connection, note: &Linked) -> rusqlite::Result<Vec<Li
         patterns.push(format!("%]({n})%"));
         patterns.push(format!("%]({n}#%"));
     }
-    let wanted = vec!["c.text LIKE ? ESCAPE '\\'"; patterns.len()].join(" OR ");
-    let sql = format!(
-        "SELECT DISTINCT n.id, n.title, n.ordering, n.path FROM chunks c
-         JOIN notes n ON n.n = c.note
-         WHERE n.id <> ? AND ({wanted})
-         ORDER BY n.path LIMIT {MAX_LINKED_FROM}"
-    );
-    let mut stmt = conn.prepare(&sql)?;
-    let params = std::iter::once(note.id.clone()).chain(patterns);
-    let rows = stmt.query_map(params_from_iter(params), row)?;
-    rows.collect()
+    patterns
 }
 
 #[cfg(test)]

@@ -243,7 +243,7 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
 
 /// Latin letters without their marks, as the `unicode61` tokenizer folds them (`läuft` is
 /// indexed as `lauft`), for looking terms up in its vocabulary.
-fn strip_marks(term: &str) -> String {
+pub(crate) fn strip_marks(term: &str) -> String {
     term.chars()
         .map(|c| match c {
             'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',

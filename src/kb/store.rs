@@ -4,10 +4,12 @@
 //! `ai` does not read, and a bug. SQL lives only in the implementations:
 //!
 //! - `sqlite`: `<home>/kb/NAME.sqlite` (the default, needs nothing), with its quantized vector
-//!   side file ([`super::vectors`]).
+//!   side file (`kb/vectors.rs`).
 //!
 //! A second store is one more implementation of [`Store`] and one more arm of [`Backing`].
 
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 pub(crate) mod sqlite;
 
 use std::collections::HashMap;
@@ -16,6 +18,7 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 use crate::config::Home;
+use crate::config::kb::BaseConfig;
 use crate::error::{Error, Result};
 
 pub(crate) use sqlite::{CHUNKER, KEYWORDS, SCHEMA};
@@ -30,7 +33,7 @@ pub(crate) fn file(home: &Home, name: &str) -> PathBuf {
     dir(home).join(format!("{name}.sqlite"))
 }
 
-/// The side file beside an index file, where its vectors are kept ([`super::vectors`]).
+/// The side file beside an index file, where its vectors are kept (`kb/vectors.rs`).
 pub(crate) fn vectors_file(index_path: &Path) -> PathBuf {
     index_path.with_extension("vectors")
 }
@@ -229,7 +232,7 @@ pub(crate) use super::linked::Linked;
 
 /// What an index does. Passages are named by `c`, notes by `n`: the store's own row numbers.
 /// Keyword queries are FTS5 expressions (quoted terms, `OR`, parentheses, `{columns} :`), as
-/// [`super::search`] writes them.
+/// the search writes them.
 pub(crate) trait Store {
     /// Where it lives, for messages and `kb list` (never with a password).
     #[allow(dead_code)] // the stores with a server
@@ -255,6 +258,11 @@ pub(crate) trait Store {
     fn disk_bytes(&self) -> u64;
 
     // Sync: writes happen between `begin` and `commit` (or `rollback`).
+    /// Wait until no other sync of this base runs (on stores several machines share; a sync
+    /// of a local file is kept alone by the lock file in the home folder).
+    fn lock_sync(&self) -> StoreResult<()> {
+        Ok(())
+    }
     fn begin(&self) -> StoreResult<()>;
     fn commit(&self) -> StoreResult<()>;
     fn rollback(&self);
@@ -328,6 +336,8 @@ pub(crate) trait Store {
 /// The store behind an index.
 pub(crate) enum Backing {
     Sqlite(sqlite::Sqlite),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<postgres::Postgres>),
 }
 
 /// An open index.
@@ -341,6 +351,8 @@ impl Deref for Index {
     fn deref(&self) -> &(dyn Store + 'static) {
         match &self.backing {
             Backing::Sqlite(s) => s,
+            #[cfg(feature = "postgres")]
+            Backing::Postgres(p) => p.as_ref(),
         }
     }
 }
@@ -349,6 +361,26 @@ impl Index {
     /// Open the index of `name`; with `create`, make it (and its folder) when missing.
     pub(crate) fn open(home: &Home, name: &str, create: bool) -> Result<Index> {
         Index::open_at(home, name, file(home, name), create)
+    }
+
+    /// Open the index of knowledge base `name` where `base` says it lives; with `create`,
+    /// make it when missing.
+    pub(crate) fn open_base(
+        home: &Home,
+        name: &str,
+        base: &BaseConfig,
+        create: bool,
+    ) -> Result<Index> {
+        match server(name, base)? {
+            #[cfg(feature = "postgres")]
+            Some(url) => Ok(Index {
+                name: name.to_owned(),
+                backing: Backing::Postgres(Box::new(postgres::Postgres::open(name, &url, create)?)),
+            }),
+            #[cfg(not(feature = "postgres"))]
+            Some(_) => unreachable!("server() refuses URLs without the postgres feature"),
+            None => Index::open(home, name, create),
+        }
     }
 
     /// Open the index of `name` at `path` (its own file, or [`beside`] it).
@@ -402,6 +434,18 @@ pub(crate) fn remove(home: &Home, name: &str) -> Result<bool> {
 pub(crate) fn switch(home: &Home, name: &str, fresh: Index) -> Result<()> {
     match fresh.backing {
         Backing::Sqlite(s) => sqlite::switch(home, name, s),
+        // Rebuilt in place.
+        #[cfg(feature = "postgres")]
+        Backing::Postgres(_) => Ok(()),
+    }
+}
+
+/// Empty an index on a server, as new (`kb sync --full`): its tables are made again.
+pub(crate) fn reset(ix: &Index) -> Result<()> {
+    match &ix.backing {
+        Backing::Sqlite(_) => Ok(()),
+        #[cfg(feature = "postgres")]
+        Backing::Postgres(p) => p.reset(),
     }
 }
 
@@ -425,4 +469,74 @@ pub(crate) fn remove_at(path: &Path) -> Result<bool> {
         Err(e) => return Err(Error::io("remove", vec, e)),
     }
     Ok(found)
+}
+
+/// The server of knowledge base `name`, when it lives on one: `kb.bases.NAME.store` as a
+/// `postgres://` URL, or `postgres` for the URL in `AI_KB_DATABASE_URL`.
+pub(crate) fn server(name: &str, base: &BaseConfig) -> Result<Option<String>> {
+    let url = match base.store.as_deref() {
+        None | Some("" | "sqlite") => return Ok(None),
+        Some("postgres" | "postgresql") => match std::env::var("AI_KB_DATABASE_URL") {
+            Ok(u) if is_server_url(&u) => u,
+            _ => {
+                return Err(Error::config(format!(
+                    "knowledge base {name} lives on the PostgreSQL server of AI_KB_DATABASE_URL, which is not set to a postgres:// URL"
+                ))
+                .hint("export AI_KB_DATABASE_URL=postgres://USER@HOST/DATABASE"));
+            }
+        },
+        Some(u) if is_server_url(u) => u.to_owned(),
+        Some(other) => {
+            return Err(Error::config(format!(
+                "kb.bases.{name}.store is not a store ai knows: {}",
+                redact(other)
+            ))
+            .hint("leave it out (a SQLite file), or give a postgres://USER@HOST/DATABASE URL"));
+        }
+    };
+    if cfg!(feature = "postgres") {
+        Ok(Some(url))
+    } else {
+        Err(Error::config(format!(
+            "knowledge base {name} lives on PostgreSQL, but this ai was built without the postgres feature"
+        ))
+        .hint("install an ai built with default features"))
+    }
+}
+
+/// Whether `s` is a PostgreSQL URL.
+pub(crate) fn is_server_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+/// `s` with any password left out, for showing.
+pub(crate) fn redact(s: &str) -> String {
+    #[cfg(feature = "postgres")]
+    {
+        postgres::redact(s)
+    }
+    #[cfg(not(feature = "postgres"))]
+    {
+        s.split('@').next_back().unwrap_or_default().to_owned()
+    }
+}
+
+/// Whether knowledge base `name` may have an index (a file that exists; on a server, it is
+/// asked when opened).
+pub(crate) fn exists(home: &Home, name: &str, base: &BaseConfig) -> bool {
+    base.store
+        .as_deref()
+        .is_some_and(|s| !s.is_empty() && s != "sqlite")
+        || file(home, name).exists()
+}
+
+/// Where knowledge base `name`'s index lives, as `kb list` shows it.
+pub(crate) fn place(home: &Home, name: &str, base: &BaseConfig) -> String {
+    match base.store.as_deref() {
+        Some("postgres" | "postgresql") => std::env::var("AI_KB_DATABASE_URL")
+            .map(|u| redact(&u))
+            .unwrap_or_else(|_| "AI_KB_DATABASE_URL".into()),
+        Some(s) if is_server_url(s) => redact(s),
+        _ => file(home, name).display().to_string(),
+    }
 }

@@ -111,8 +111,25 @@ pub(crate) fn run(
         )));
     }
     let mut full = full;
-    if !full && store::file(home, name).exists() {
-        let ix = Index::open(home, name, false)?;
+    let on_server = store::server(name, base)?.is_some();
+    // On a server: one connection for the whole sync, holding the base's sync lock.
+    let mut shared = None;
+    if on_server {
+        let ix = Index::open_base(home, name, base, true)?;
+        if let Err(e) = ix.lock_sync() {
+            return Err(e.into());
+        }
+        shared = Some(ix);
+    }
+    if !full && (on_server || store::file(home, name).exists()) {
+        let opened;
+        let ix = match &shared {
+            Some(ix) => ix,
+            None => {
+                opened = Index::open(home, name, false)?;
+                &opened
+            }
+        };
         if ix.meta("chunker")?.as_deref() != Some(store::CHUNKER) {
             ui.notice(&format!(
                 "ai: knowledge base {name} was chunked by another version; rebuilding it"
@@ -127,8 +144,14 @@ pub(crate) fn run(
     }
     // A rebuild of an index in use is built beside it and switched in at the end: searches and
     // grounded turns meanwhile keep the whole old index, never none or a part.
-    let rebuilding = full && store::file(home, name).exists();
-    let ix = if rebuilding {
+    let rebuilding = !on_server && full && store::file(home, name).exists();
+    let ix = if let Some(ix) = shared {
+        // A server's tables are rebuilt in place, under the sync lock.
+        if full {
+            store::reset(&ix)?;
+        }
+        ix
+    } else if rebuilding {
         // What a rebuild that died left there.
         let path = store::beside(home, name);
         store::remove_at(&path)?;

@@ -601,7 +601,7 @@ impl Session {
     fn bases(&self, names: &[String]) -> String {
         names
             .iter()
-            .map(|n| match note_count(&self.ctx.home, n) {
+            .map(|n| match note_count(&self.ctx.home, &self.ctx.config, n) {
                 Some(1) => format!("{n} (1 note)"),
                 Some(k) => format!("{n} ({k} notes)"),
                 None => format!("{n} (no index yet)"),
@@ -644,10 +644,11 @@ fn describe(route: &Route) -> String {
 }
 
 /// The notes in knowledge base `name`'s index; `None` when it has none (or cannot be read).
-fn note_count(home: &config::Home, name: &str) -> Option<u64> {
-    if !crate::kb::store::file(home, name).exists() {
+fn note_count(home: &config::Home, config: &config::Config, name: &str) -> Option<u64> {
+    let base = crate::kb::base(config, name).ok()?;
+    if !crate::kb::store::exists(home, name, base) {
         return None;
     }
-    let index = crate::kb::store::Index::open(home, name, false).ok()?;
+    let index = crate::kb::store::Index::open_base(home, name, base, false).ok()?;
     index.notes().ok()
 }

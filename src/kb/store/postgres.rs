@@ -1,0 +1,1370 @@
+//! The PostgreSQL store (`--store postgres://…`): a knowledge base shared by a team. Each base
+//! has a schema of its own, `ai_kb_NAME`, with the tables of the SQLite store: `meta` (schema
+//! version, embedding model and size, …), `notes`, and `chunks` whose rows carry the passage,
+//! its vector (pgvector, `vector(N)` with an HNSW index for cosine distance once the size is
+//! known), its keywords as a `tsvector` (the `simple` configuration over the Snowball stems the
+//! sync computes, unaccented: title A, aliases B, heading C, text D) and its folded text for
+//! pg_trgm (compound parts: `sicherung` in "Datenbanksicherung").
+//!
+//! Concurrency: every write happens in transactions; a sync holds a session advisory lock on
+//! its base for its whole run (another sync of the same base, from any machine, waits for it),
+//! and the server drops the lock and rolls back the open transaction when a sync dies. Searches
+//! read a committed state (MVCC).
+//!
+//! The client is the `postgres` crate (a small tokio runtime inside, made only here), with TLS
+//! through rustls when the server offers it (`sslmode=prefer`, the default; `sslmode=require`
+//! insists on it, `sslmode=disable` never tries).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use postgres::types::ToSql;
+use postgres::{Client, Statement};
+
+use super::{
+    Keywords, Kind, Known, Linked, NoteRow, Passage, PassageRow, Store, StoreError, StoreResult,
+    Table,
+};
+use crate::error::{Error, Result};
+use crate::kb::linked;
+
+/// Bumped when the tables change shape; a newer one is refused with a hint.
+pub(crate) const SCHEMA: u32 = 2;
+
+pub(crate) struct Postgres {
+    client: RefCell<Client>,
+    name: String,
+    /// The URL without its password.
+    place: String,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+/// A URL as it may be shown: without its password (in the user part or a `password=`
+/// parameter).
+pub(crate) fn redact(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(scheme_end) = out.find("://") {
+        let rest_start = scheme_end + 3;
+        let authority_end = out[rest_start..]
+            .find(['/', '?'])
+            .map_or(out.len(), |i| rest_start + i);
+        if let Some(at) = out[rest_start..authority_end].rfind('@') {
+            let userinfo = &out[rest_start..rest_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                out.replace_range(rest_start + colon..rest_start + at, ":***");
+            }
+        }
+    }
+    // `?password=…` or `&password=…`
+    let mut result = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find("password=") {
+        let before = &rest[..i];
+        let boundary = before.is_empty() || before.ends_with(['?', '&', ' ']);
+        result.push_str(before);
+        result.push_str("password=");
+        rest = &rest[i + "password=".len()..];
+        if boundary {
+            result.push_str("***");
+            let end = rest.find(['&', ' ']).unwrap_or(rest.len());
+            rest = &rest[end..];
+        }
+    }
+    result.push_str(rest);
+    result
+}
+
+/// The password for `user`@`host`:`port`/`db` in a pgpass file (`host:port:db:user:password`,
+/// `*` matches anything, `\:` and `\\` escape).
+fn pgpass(text: &str, host: &str, port: u16, db: &str, user: &str) -> Option<String> {
+    let port = port.to_string();
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut cur = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                }
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        fields.push(cur);
+        if fields.len() != 5 {
+            continue;
+        }
+        let ok = |f: &str, v: &str| f == "*" || f == v;
+        if ok(&fields[0], host)
+            && ok(&fields[1], &port)
+            && ok(&fields[2], db)
+            && ok(&fields[3], user)
+        {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// A failure of the server, by kind.
+fn classify(e: &postgres::Error) -> Kind {
+    use postgres::error::SqlState;
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        return if *code == SqlState::LOCK_NOT_AVAILABLE
+            || *code == SqlState::T_R_DEADLOCK_DETECTED
+            || *code == SqlState::T_R_SERIALIZATION_FAILURE
+            || *code == SqlState::QUERY_CANCELED
+        {
+            Kind::Busy
+        } else if *code == SqlState::DISK_FULL || *code == SqlState::OUT_OF_MEMORY {
+            Kind::DiskFull
+        } else if *code == SqlState::INSUFFICIENT_PRIVILEGE
+            || *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            || *code == SqlState::READ_ONLY_SQL_TRANSACTION
+        {
+            Kind::Access
+        } else if *code == SqlState::UNDEFINED_TABLE
+            || *code == SqlState::UNDEFINED_COLUMN
+            || *code == SqlState::DATA_CORRUPTED
+            || *code == SqlState::INDEX_CORRUPTED
+        {
+            Kind::Damaged
+        } else if *code == SqlState::ADMIN_SHUTDOWN
+            || *code == SqlState::CRASH_SHUTDOWN
+            || *code == SqlState::CANNOT_CONNECT_NOW
+            || code.code().starts_with("08")
+        {
+            Kind::Unreachable
+        } else {
+            Kind::Bug
+        };
+    }
+    // No answer from the server: closed, refused, timed out, or lost mid-query. Anything else
+    // the client refused (a value it cannot convert) is ours.
+    let io = std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    let text = e.to_string();
+    if e.is_closed() || io || text.contains("connect") || text.contains("timed out") {
+        Kind::Unreachable
+    } else {
+        Kind::Bug
+    }
+}
+
+/// The message of a server error without the URL in it.
+fn detail(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_owned(),
+        None => {
+            let s = e.to_string();
+            match std::error::Error::source(e) {
+                Some(src) if !s.contains(&src.to_string()) => format!("{s}: {src}"),
+                _ => s,
+            }
+        }
+    }
+}
+
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| Error::backend(format!("cannot set up TLS: {e}")))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+const TABLES: &str = "
+CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE notes (
+    n bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    path text NOT NULL,
+    title text NOT NULL,
+    ordering text,
+    hash text NOT NULL,
+    size bigint NOT NULL,
+    mtime bigint NOT NULL,
+    aliases text NOT NULL DEFAULT '',
+    lang text
+);
+CREATE INDEX notes_path ON notes(path);
+CREATE TABLE chunks (
+    c bigserial PRIMARY KEY,
+    note bigint NOT NULL REFERENCES notes(n) ON DELETE CASCADE,
+    seq integer NOT NULL,
+    heading text NOT NULL,
+    start_line bigint NOT NULL,
+    end_line bigint NOT NULL,
+    text text NOT NULL,
+    hash text NOT NULL,
+    vector vector,
+    words tsvector,
+    gram_title text NOT NULL DEFAULT '',
+    gram_heading text NOT NULL DEFAULT '',
+    gram_text text NOT NULL DEFAULT '',
+    grams text GENERATED ALWAYS AS (gram_title || ' ; ' || gram_heading || ' ; ' || gram_text) STORED
+);
+CREATE INDEX chunks_note ON chunks(note, seq);
+CREATE INDEX chunks_unembedded ON chunks(c) WHERE vector IS NULL;
+CREATE INDEX chunks_words ON chunks USING gin(words);
+CREATE INDEX chunks_grams ON chunks USING gin(grams gin_trgm_ops);
+";
+
+/// The tables schema 2 added: the links of each note (`key`: the name's last part without
+/// `.md`, in lowercase, as [`linked::key`] makes it; `l` keeps their order) and the documents
+/// (HTML, PDF) that gave no text, as the SQLite store keeps them.
+const LINKS_UNREAD: &str = "
+CREATE TABLE links (
+    l bigserial PRIMARY KEY,
+    note bigint NOT NULL REFERENCES notes(n) ON DELETE CASCADE,
+    line bigint NOT NULL,
+    wiki boolean NOT NULL,
+    name text NOT NULL,
+    key text NOT NULL
+);
+CREATE INDEX links_note ON links(note);
+CREATE INDEX links_key ON links(key);
+CREATE TABLE unread (
+    path text PRIMARY KEY,
+    size bigint NOT NULL,
+    mtime bigint NOT NULL,
+    reason text NOT NULL
+);
+";
+
+impl Postgres {
+    /// Connect to the server at `url` and open (with `create`, make) the tables of `name`.
+    pub(crate) fn open(name: &str, url: &str, create: bool) -> Result<Postgres> {
+        let place = redact(url);
+        let mut config: postgres::Config = url.parse().map_err(|e| {
+            Error::config(format!(
+                "the store of knowledge base {name} is not a PostgreSQL URL ({place}): {e}"
+            ))
+            .hint("write it as postgres://USER@HOST:PORT/DATABASE")
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("ai");
+        if config.get_password().is_none() {
+            let user = config.get_user().unwrap_or("").to_owned();
+            if let Some(p) = std::env::var_os("PGPASSWORD") {
+                config.password(p.to_string_lossy().as_bytes());
+            } else if let Some(file) = std::env::var_os("PGPASSFILE")
+                .map(std::path::PathBuf::from)
+                .or_else(|| dirs::home_dir().map(|h| h.join(".pgpass")))
+                && let Ok(text) = std::fs::read_to_string(&file)
+            {
+                let host = match config.get_hosts().first() {
+                    Some(postgres::config::Host::Tcp(h)) => h.clone(),
+                    _ => "localhost".to_owned(),
+                };
+                let port = config.get_ports().first().copied().unwrap_or(5432);
+                let db = config.get_dbname().unwrap_or(&user).to_owned();
+                if let Some(p) = pgpass(&text, &host, port, &db, &user) {
+                    config.password(p);
+                }
+            }
+        }
+        let client = config.connect(tls()?).map_err(|e| {
+            let kind = classify(&e);
+            let why = detail(&e);
+            match kind {
+                Kind::Access => Error::config(format!(
+                    "the server of knowledge base {name} refused the sign-in ({place}): {why}"
+                ))
+                .hint("check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"),
+                _ => Error::backend(format!(
+                    "cannot reach the server of knowledge base {name} ({place}): {why}"
+                ))
+                .hint("check that the server runs and accepts connections, then try again"),
+            }
+        })?;
+        let pg = Postgres {
+            client: RefCell::new(client),
+            name: name.to_owned(),
+            place,
+            statements: RefCell::new(HashMap::new()),
+        };
+        pg.prepare(create)?;
+        Ok(pg)
+    }
+
+    fn schema(&self) -> String {
+        quote_ident(&format!("ai_kb_{}", self.name))
+    }
+
+    fn err(&self, e: &postgres::Error) -> StoreError {
+        StoreError::new(classify(e), &self.name, &self.place, detail(e))
+    }
+
+    fn exec(&self, sql: &str) -> StoreResult<()> {
+        self.client
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(|e| self.err(&e))
+    }
+
+    fn stmt(&self, sql: &str) -> StoreResult<Statement> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self
+            .client
+            .borrow_mut()
+            .prepare(sql)
+            .map_err(|e| self.err(&e))?;
+        self.statements
+            .borrow_mut()
+            .insert(sql.to_owned(), s.clone());
+        Ok(s)
+    }
+
+    fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<postgres::Row>> {
+        let st = self.stmt(sql)?;
+        self.client
+            .borrow_mut()
+            .query(&st, params)
+            .map_err(|e| self.err(&e))
+    }
+
+    fn row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Option<postgres::Row>> {
+        let st = self.stmt(sql)?;
+        self.client
+            .borrow_mut()
+            .query_opt(&st, params)
+            .map_err(|e| self.err(&e))
+    }
+
+    fn execute(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<u64> {
+        let st = self.stmt(sql)?;
+        self.client
+            .borrow_mut()
+            .execute(&st, params)
+            .map_err(|e| self.err(&e))
+    }
+
+    fn count(&self, sql: &str) -> StoreResult<u64> {
+        let n: i64 = self
+            .row(sql, &[])?
+            .map_or(Ok(0), |r| r.try_get(0))
+            .map_err(|e| self.err(&e))?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn prepare(&self, create: bool) -> Result<()> {
+        let schema = self.schema();
+        let exists: bool = self
+            .row(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[&format!("{schema}.meta")],
+            )?
+            .map_or(Ok(false), |r| r.try_get(0))
+            .map_err(|e| self.err(&e))?;
+        if !exists {
+            if !create {
+                return Err(Error::not_found(format!(
+                    "knowledge base {} has no index yet on {}",
+                    self.name, self.place
+                ))
+                .hint(format!("build it with: ai kb sync {}", self.name)));
+            }
+            // One maker at a time (two machines adding the same base).
+            let made = self.exec(&format!(
+                "BEGIN;
+                 SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
+                 CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+                 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+                 CREATE EXTENSION IF NOT EXISTS unaccent WITH SCHEMA public;
+                 CREATE SCHEMA IF NOT EXISTS {schema};
+                 SET LOCAL search_path = {schema}, public;
+                 DO $$ BEGIN
+                   IF to_regclass('meta') IS NULL THEN
+                     EXECUTE $t${TABLES}$t$;
+                     EXECUTE $t${LINKS_UNREAD}$t$;
+                     INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{}'),
+                         ('keywords', '{}');
+                   END IF;
+                 END $$;
+                 COMMIT;",
+                super::CHUNKER,
+                super::KEYWORDS
+            ));
+            if let Err(e) = made {
+                self.exec("ROLLBACK").ok();
+                if let Some(ext) = ["vector", "pg_trgm", "unaccent"]
+                    .into_iter()
+                    .find(|x| e.detail.contains(&format!("\"{x}\"")))
+                {
+                    let package = if ext == "vector" {
+                        "pgvector"
+                    } else {
+                        "postgresql-contrib"
+                    };
+                    return Err(Error::config(format!(
+                        "the server of knowledge base {} ({}) cannot load the extension {ext}: {}",
+                        self.name, self.place, e.detail
+                    ))
+                    .hint(format!(
+                        "install {package} on the server (or ask its administrator to run: CREATE EXTENSION {ext})"
+                    )));
+                }
+                return Err(e.into());
+            }
+        }
+        self.exec(&format!("SET search_path = {schema}, public"))?;
+        if self.meta("schema")?.as_deref() == Some("1") {
+            self.migrate_1()?;
+        }
+        match self.meta("schema")? {
+            Some(v) if v == SCHEMA.to_string() => Ok(()),
+            Some(v) => {
+                let newer = v.parse::<u32>().is_ok_and(|n| n > SCHEMA);
+                Err(StoreError::new(
+                    Kind::Refused { found: v, newer },
+                    &self.name,
+                    &self.place,
+                    "",
+                )
+                .into())
+            }
+            None => Err(StoreError::new(
+                Kind::Damaged,
+                &self.name,
+                &self.place,
+                "its schema version is missing",
+            )
+            .into()),
+        }
+    }
+
+    /// Schema 1 to 2: the links and unread tables, and every note marked to be read again
+    /// (its next sync fills the links). Under the base's lock of makers, once.
+    fn migrate_1(&self) -> StoreResult<()> {
+        let done = self.exec(&format!(
+            "BEGIN;
+             SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
+             DO $$ BEGIN
+               IF (SELECT value FROM meta WHERE key = 'schema') = '1' THEN
+                 EXECUTE $t${LINKS_UNREAD}$t$;
+                 UPDATE notes SET mtime = -1;
+                 UPDATE meta SET value = '{SCHEMA}' WHERE key = 'schema';
+               END IF;
+             END $$;
+             COMMIT;"
+        ));
+        if done.is_err() {
+            self.exec("ROLLBACK").ok();
+        }
+        done
+    }
+
+    /// The note a link names, by the rules of [`linked::resolve`].
+    fn resolve(&self, name: &str, wiki: bool) -> StoreResult<Option<Linked>> {
+        const SELECT: &str = "SELECT id, title, ordering, path FROM notes";
+        let one = |r: Option<postgres::Row>| {
+            r.map(|r| linked_row(&r))
+                .transpose()
+                .map_err(|e| self.err(&e))
+        };
+        let by_id = one(self.row(&format!("{SELECT} WHERE id = $1"), &[&name])?)?;
+        if by_id.is_some() {
+            return Ok(by_id);
+        }
+        if !wiki {
+            return one(self.row(
+                &format!(
+                    "{SELECT} WHERE path = $1::text OR path = $1::text || '.md'
+                     ORDER BY path = $1::text DESC LIMIT 1"
+                ),
+                &[&name],
+            )?);
+        }
+        let name = name.trim_start_matches('/');
+        let bare = match name.len().checked_sub(3) {
+            Some(k) if name.is_char_boundary(k) && name[k..].eq_ignore_ascii_case(".md") => {
+                &name[..k]
+            }
+            _ => name,
+        };
+        if bare.is_empty() {
+            return Ok(None);
+        }
+        let lit = linked::literal(bare);
+        // ILIKE is case-insensitive, as Obsidian's lookup (and SQLite's LIKE) is; paths sort
+        // by their bytes, as in SQLite.
+        let by_file = one(self.row(
+            &format!(
+                "{SELECT} WHERE path ILIKE $1::text || '.md' OR path ILIKE '%/' || $1::text || '.md'
+                    OR path ILIKE $1::text OR path ILIKE '%/' || $1::text
+                 ORDER BY (path ILIKE $1::text || '.md' OR path ILIKE $1::text) DESC,
+                     length(path), path COLLATE \"C\"
+                 LIMIT 1"
+            ),
+            &[&lit],
+        )?)?;
+        if by_file.is_some() || bare.contains('/') {
+            return Ok(by_file);
+        }
+        one(self.row(
+            &format!(
+                "{SELECT} WHERE lower(title) = lower($1::text)
+                    OR (E'\\n' || aliases || E'\\n') ILIKE '%' || E'\\n' || $2::text || E'\\n' || '%'
+                 ORDER BY lower(title) = lower($1::text) DESC, length(path), path COLLATE \"C\"
+                 LIMIT 1"
+            ),
+            &[&bare, &lit],
+        )?)
+    }
+
+    /// Make the base's tables again, empty (the session keeps its sync lock).
+    pub(crate) fn reset(&self) -> Result<()> {
+        self.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema()))?;
+        self.statements.borrow_mut().clear();
+        self.prepare(true)
+    }
+
+    /// The size of the vectors column, when it has one.
+    fn vector_dims(&self) -> StoreResult<Option<i32>> {
+        let r = self.row(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass('chunks') AND attname = 'vector'",
+            &[],
+        )?;
+        let m: Option<i32> = r
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(|e| self.err(&e))?;
+        Ok(m.filter(|m| *m > 0))
+    }
+}
+
+/// A term as a tsquery lexeme: quoted, with the columns (weights) it may be found in.
+fn lexeme(term: &str, weights: &str) -> String {
+    let t = term.replace('\\', "\\\\").replace('\'', "''");
+    format!(
+        "'{t}'{}{weights}",
+        if weights.is_empty() { "" } else { ":" }
+    )
+}
+
+/// An FTS5 expression as [`super::super::search`] writes them (`"a" OR ("b" OR "c") OR
+/// {title heading} : "d"`) as a tsquery (`'a' | 'b' | 'c' | 'd':AC`).
+fn tsquery(fts: &str) -> String {
+    terms_of(fts)
+        .into_iter()
+        .map(|(t, w)| lexeme(&t, &w))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// The terms of an FTS5 expression with the weights of the columns they are limited to.
+fn terms_of(fts: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut chars = fts.chars().peekable();
+    let mut columns = String::new();
+    let mut depth_with_columns: Option<usize> = None;
+    let mut depth = 0usize;
+    let mut single = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '{' => {
+                let mut cols = String::new();
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                    cols.push(c);
+                }
+                columns = cols
+                    .split_whitespace()
+                    .filter_map(|c| match c {
+                        "title" => Some('A'),
+                        "aliases" => Some('B'),
+                        "heading" => Some('C'),
+                        "text" => Some('D'),
+                        _ => None,
+                    })
+                    .collect();
+                // The next term, or the next parenthesized group.
+                while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ':') {
+                    chars.next();
+                }
+                if chars.peek() == Some(&'(') {
+                    chars.next();
+                    depth += 1;
+                    depth_with_columns = Some(depth);
+                } else {
+                    single = true;
+                }
+            }
+            '(' => depth += 1,
+            ')' => {
+                if depth_with_columns == Some(depth) {
+                    depth_with_columns = None;
+                    columns.clear();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            '"' => {
+                let mut t = String::new();
+                while let Some(c) = chars.next() {
+                    if c == '"' {
+                        if chars.peek() == Some(&'"') {
+                            chars.next();
+                            t.push('"');
+                            continue;
+                        }
+                        break;
+                    }
+                    t.push(c);
+                }
+                out.push((t, columns.clone()));
+                if single {
+                    single = false;
+                    columns.clear();
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Folded text without its marks, as the keyword columns hold it.
+const UNACCENT: &str = "public.unaccent";
+
+impl Store for Postgres {
+    fn place(&self) -> String {
+        self.place.clone()
+    }
+
+    fn meta(&self, key: &str) -> StoreResult<Option<String>> {
+        self.row("SELECT value FROM meta WHERE key = $1", &[&key])?
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(|e| self.err(&e))
+    }
+
+    fn set_meta(&self, key: &str, value: Option<&str>) -> StoreResult<()> {
+        match value {
+            Some(v) => self.execute(
+                "INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &v],
+            ),
+            None => self.execute("DELETE FROM meta WHERE key = $1", &[&key]),
+        }
+        .map(|_| ())
+    }
+
+    fn migrate_keywords(&self) -> StoreResult<()> {
+        self.exec(&format!(
+            "BEGIN;
+             UPDATE chunks SET words = NULL;
+             UPDATE notes SET mtime = -1, lang = NULL;
+             INSERT INTO meta VALUES ('keywords', '{}')
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+             COMMIT;",
+            super::KEYWORDS
+        ))
+    }
+
+    fn notes(&self) -> StoreResult<u64> {
+        self.count("SELECT count(*) FROM notes")
+    }
+
+    fn passages(&self) -> StoreResult<u64> {
+        self.count("SELECT count(*) FROM chunks")
+    }
+
+    fn embedded(&self) -> StoreResult<u64> {
+        self.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")
+    }
+
+    fn languages(&self) -> StoreResult<Vec<String>> {
+        self.rows(
+            "SELECT DISTINCT lang FROM notes WHERE lang IS NOT NULL ORDER BY lang",
+            &[],
+        )?
+        .iter()
+        .map(|r| r.try_get(0).map_err(|e| self.err(&e)))
+        .collect()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        let sql = "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+                   JOIN pg_namespace s ON s.oid = c.relnamespace
+                   WHERE s.nspname = current_schema() AND c.relkind = 'r'";
+        self.count(sql).unwrap_or(0)
+    }
+
+    fn lock_sync(&self) -> StoreResult<()> {
+        // Held by this session until it ends: a sync that dies lets go of it.
+        let key = format!("ai_kb_{}", self.name);
+        self.execute("SELECT pg_advisory_lock(hashtext($1))", &[&key])
+            .map(|_| ())
+    }
+
+    fn begin(&self) -> StoreResult<()> {
+        self.exec("BEGIN")
+    }
+
+    fn commit(&self) -> StoreResult<()> {
+        self.exec("COMMIT")
+    }
+
+    fn rollback(&self) {
+        let _ = self.exec("ROLLBACK");
+    }
+
+    fn known(&self) -> StoreResult<HashMap<String, Known>> {
+        let rows = self.rows(
+            "SELECT n, id, path, hash, title, ordering, size, mtime, aliases, lang FROM notes",
+            &[],
+        )?;
+        let mut out = HashMap::with_capacity(rows.len());
+        for r in rows {
+            let get = || -> std::result::Result<(String, Known), postgres::Error> {
+                Ok((
+                    r.try_get(1)?,
+                    Known {
+                        n: r.try_get(0)?,
+                        path: r.try_get(2)?,
+                        hash: r.try_get(3)?,
+                        title: r.try_get(4)?,
+                        ordering: r.try_get(5)?,
+                        size: r.try_get(6)?,
+                        mtime: r.try_get(7)?,
+                        aliases: r.try_get(8)?,
+                        lang: r.try_get(9)?,
+                    },
+                ))
+            };
+            let (id, k) = get().map_err(|e| self.err(&e))?;
+            out.insert(id, k);
+        }
+        Ok(out)
+    }
+
+    fn stats_by_path(&self) -> StoreResult<HashMap<String, (i64, i64)>> {
+        let rows = self.rows("SELECT path, size, mtime FROM notes", &[])?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get(0).map_err(|e| self.err(&e))?,
+                    (
+                        r.try_get(1).map_err(|e| self.err(&e))?,
+                        r.try_get(2).map_err(|e| self.err(&e))?,
+                    ),
+                ))
+            })
+            .collect()
+    }
+
+    fn insert_note(&self, note: &NoteRow<'_>) -> StoreResult<i64> {
+        let r = self.row(
+            "INSERT INTO notes (id, path, title, ordering, hash, size, mtime, aliases, lang)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING n",
+            &[
+                &note.id,
+                &note.path,
+                &note.title,
+                &note.ordering,
+                &note.hash,
+                &note.size,
+                &note.mtime,
+                &note.aliases,
+                &note.lang,
+            ],
+        )?;
+        r.map_or(Ok(0), |r| r.try_get(0)).map_err(|e| self.err(&e))
+    }
+
+    fn update_note(&self, n: i64, note: &NoteRow<'_>) -> StoreResult<()> {
+        self.execute(
+            "UPDATE notes SET path = $2, title = $3, ordering = $4, hash = $5, size = $6, mtime = $7, aliases = $8, lang = $9 WHERE n = $1",
+            &[
+                &n,
+                &note.path,
+                &note.title,
+                &note.ordering,
+                &note.hash,
+                &note.size,
+                &note.mtime,
+                &note.aliases,
+                &note.lang,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn delete_note(&self, n: i64) -> StoreResult<()> {
+        if self.delete_passages(n)? {
+            self.vectors_changed()?;
+        }
+        self.execute("DELETE FROM notes WHERE n = $1", &[&n])
+            .map(|_| ())
+    }
+
+    fn passages_of(&self, n: i64) -> StoreResult<Vec<(i64, String, String)>> {
+        self.rows(
+            "SELECT c, heading, text FROM chunks WHERE note = $1 ORDER BY seq",
+            &[&n],
+        )?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0).map_err(|e| self.err(&e))?,
+                r.try_get(1).map_err(|e| self.err(&e))?,
+                r.try_get(2).map_err(|e| self.err(&e))?,
+            ))
+        })
+        .collect()
+    }
+
+    fn vectors_of(&self, n: i64) -> StoreResult<HashMap<String, Vec<f32>>> {
+        let rows = self.rows(
+            "SELECT hash, vector FROM chunks WHERE note = $1 AND vector IS NOT NULL",
+            &[&n],
+        )?;
+        let mut out = HashMap::new();
+        for r in rows {
+            let h: String = r.try_get(0).map_err(|e| self.err(&e))?;
+            let v: pgvector::Vector = r.try_get(1).map_err(|e| self.err(&e))?;
+            out.insert(h, v.to_vec());
+        }
+        Ok(out)
+    }
+
+    fn delete_passages(&self, n: i64) -> StoreResult<bool> {
+        let r = self.row(
+            "WITH gone AS (DELETE FROM chunks WHERE note = $1 RETURNING vector IS NOT NULL AS v)
+             SELECT coalesce(bool_or(v), false) FROM gone",
+            &[&n],
+        )?;
+        r.map_or(Ok(false), |r| r.try_get(0))
+            .map_err(|e| self.err(&e))
+    }
+
+    fn insert_passage(&self, n: i64, p: &PassageRow<'_>) -> StoreResult<i64> {
+        let vector = p.vector.map(|v| pgvector::Vector::from(v.to_vec()));
+        let (seq, start, end) = (p.seq as i32, i64::from(p.start_line), i64::from(p.end_line));
+        let r = self.row(
+            "INSERT INTO chunks (note, seq, heading, start_line, end_line, text, hash, vector)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING c",
+            &[
+                &n, &seq, &p.heading, &start, &end, &p.text, &p.hash, &vector,
+            ],
+        )?;
+        r.map_or(Ok(0), |r| r.try_get(0)).map_err(|e| self.err(&e))
+    }
+
+    fn index_keywords(&self, c: i64, k: &Keywords) -> StoreResult<()> {
+        self.execute(
+            &format!(
+                "UPDATE chunks SET words =
+                    setweight(to_tsvector('simple', {UNACCENT}($2)), 'A') ||
+                    setweight(to_tsvector('simple', {UNACCENT}($3)), 'B') ||
+                    setweight(to_tsvector('simple', {UNACCENT}($4)), 'C') ||
+                    setweight(to_tsvector('simple', {UNACCENT}($5)), 'D'),
+                  gram_title = {UNACCENT}($6), gram_heading = {UNACCENT}($7),
+                  gram_text = {UNACCENT}($8)
+                 WHERE c = $1"
+            ),
+            &[
+                &c,
+                &k.title,
+                &k.aliases,
+                &k.heading,
+                &k.text,
+                &k.gram_title,
+                &k.gram_heading,
+                &k.gram_text,
+            ],
+        )
+        .map(|_| ())
+    }
+
+    fn unindex(&self, c: i64) -> StoreResult<()> {
+        self.execute(
+            "UPDATE chunks SET words = NULL, gram_title = '', gram_heading = '', gram_text = '' WHERE c = $1",
+            &[&c],
+        )
+        .map(|_| ())
+    }
+
+    fn vectors_changed(&self) -> StoreResult<()> {
+        // The HNSW index follows every write; nothing derived to mark stale.
+        Ok(())
+    }
+
+    fn unembedded(&self) -> StoreResult<Vec<(i64, usize)>> {
+        self.rows(
+            "SELECT c, (octet_length(heading) + octet_length(text) + 2)::bigint
+             FROM chunks WHERE vector IS NULL ORDER BY c",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            let c: i64 = r.try_get(0).map_err(|e| self.err(&e))?;
+            let b: i64 = r.try_get(1).map_err(|e| self.err(&e))?;
+            Ok((c, b.max(0) as usize))
+        })
+        .collect()
+    }
+
+    fn embed_input(&self, c: i64) -> StoreResult<(String, String, String)> {
+        let r = self
+            .row(
+                "SELECT c.heading, c.text, n.title FROM chunks c JOIN notes n ON n.n = c.note WHERE c.c = $1",
+                &[&c],
+            )?
+            .ok_or_else(|| {
+                StoreError::new(Kind::Damaged, &self.name, &self.place, "a passage is gone")
+            })?;
+        let get = || -> std::result::Result<_, postgres::Error> {
+            Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+        };
+        get().map_err(|e| self.err(&e))
+    }
+
+    fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()> {
+        if self.vector_dims()?.is_none() {
+            // The size is known now: the column takes it, and the HNSW index is made.
+            let dims = v.len();
+            self.exec(&format!(
+                "ALTER TABLE chunks ALTER COLUMN vector TYPE vector({dims});
+                 CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);"
+            ))?;
+            self.statements.borrow_mut().clear();
+        }
+        let v = pgvector::Vector::from(v.to_vec());
+        self.execute("UPDATE chunks SET vector = $2 WHERE c = $1", &[&c, &v])
+            .map(|_| ())
+    }
+
+    fn finish_sync(&self, _dims: usize) -> StoreResult<()> {
+        Ok(())
+    }
+
+    fn doc_freq(&self, word: &str) -> StoreResult<u64> {
+        let q = lexeme(word, "");
+        let r = self.row(
+            &format!(
+                "SELECT count(*) FROM chunks WHERE words @@ to_tsquery('simple', {UNACCENT}($1))"
+            ),
+            &[&q],
+        )?;
+        let n: i64 = r
+            .map_or(Ok(0), |r| r.try_get(0))
+            .map_err(|e| self.err(&e))?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn matches_fewer(&self, table: Table, query: &str, cap: usize) -> StoreResult<bool> {
+        let cap = cap as i64;
+        let n: i64 = match table {
+            Table::Words => self.row(
+                &format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ to_tsquery('simple', {UNACCENT}($1)) LIMIT $2) m"
+                ),
+                &[&tsquery(query), &cap],
+            )?,
+            Table::Grams => self.row(
+                "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE grams LIKE ANY($1) LIMIT $2) m",
+                &[&like_patterns(query), &cap],
+            )?,
+        }
+        .map_or(Ok(0), |r| r.try_get(0))
+        .map_err(|e| self.err(&e))?;
+        Ok((n as usize) < cap as usize)
+    }
+
+    fn keyword(
+        &self,
+        table: Table,
+        weights: &[f64],
+        query: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let limit = limit as i64;
+        let rows = match table {
+            Table::Words => {
+                // ts_rank_cd's weights are {D, C, B, A}: text, heading, aliases, title.
+                // (at most 1 each: scaled by the largest)
+                let top = weights.iter().copied().fold(f64::MIN_POSITIVE, f64::max);
+                let w = |i: usize| (weights.get(i).copied().unwrap_or(1.0) / top) as f32;
+                let ws: Vec<f32> = vec![w(3), w(2), w(1), w(0)];
+                self.rows(
+                    &format!(
+                        "SELECT c, ts_rank_cd($3::real[], words, q, 1)::float8 AS s
+                         FROM chunks, to_tsquery('simple', {UNACCENT}($1)) q
+                         WHERE words @@ q ORDER BY s DESC, c LIMIT $2"
+                    ),
+                    &[&tsquery(query), &limit, &ws],
+                )?
+            }
+            Table::Grams => {
+                let w = |i: usize| weights.get(i).copied().unwrap_or(1.0);
+                let (wt, wh, wx) = (w(0), w(1), w(2));
+                self.rows(
+                    "SELECT c, (SELECT sum(CASE WHEN gram_title LIKE p THEN $3::float8 ELSE 0 END
+                                     + CASE WHEN gram_heading LIKE p THEN $4::float8 ELSE 0 END
+                                     + CASE WHEN gram_text LIKE p THEN $5::float8 ELSE 0 END)
+                               FROM unnest($1::text[]) p)::float8 AS s
+                     FROM chunks WHERE grams LIKE ANY($1) ORDER BY s DESC, c LIMIT $2",
+                    &[&like_patterns(query), &limit, &wt, &wh, &wx],
+                )?
+            }
+        };
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get(0).map_err(|e| self.err(&e))?,
+                    r.try_get(1).map_err(|e| self.err(&e))?,
+                ))
+            })
+            .collect()
+    }
+
+    fn nearest(&self, query: &[f32], top: usize) -> StoreResult<Vec<(i64, f32)>> {
+        if top == 0 {
+            return Ok(Vec::new());
+        }
+        // HNSW returns at most ef_search candidates.
+        self.exec(&format!(
+            "SET hnsw.ef_search = {}",
+            (top * 2).clamp(40, 1000)
+        ))?;
+        let v = pgvector::Vector::from(query.to_vec());
+        let top = top as i64;
+        self.rows(
+            "SELECT c, (1 - (vector <=> $1))::real FROM chunks WHERE vector IS NOT NULL
+             ORDER BY vector <=> $1 LIMIT $2",
+            &[&v, &top],
+        )?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0).map_err(|e| self.err(&e))?,
+                r.try_get(1).map_err(|e| self.err(&e))?,
+            ))
+        })
+        .collect()
+    }
+
+    fn passage(&self, c: i64) -> StoreResult<Option<Passage>> {
+        let Some(r) = self.row(
+            "SELECT n.id, n.title, n.ordering, n.path, c.seq, c.heading, c.start_line, c.end_line, c.text, n.n
+             FROM chunks c JOIN notes n ON n.n = c.note WHERE c.c = $1",
+            &[&c],
+        )?
+        else {
+            return Ok(None);
+        };
+        let get = || -> std::result::Result<Passage, postgres::Error> {
+            let seq: i32 = r.try_get(4)?;
+            let start: i64 = r.try_get(6)?;
+            let end: i64 = r.try_get(7)?;
+            Ok(Passage {
+                id: r.try_get(0)?,
+                title: r.try_get(1)?,
+                ordering: r.try_get(2)?,
+                path: r.try_get(3)?,
+                seq: seq.max(0) as u32,
+                heading: r.try_get(5)?,
+                lines: [start.max(0) as u32, end.max(0) as u32],
+                text: r.try_get(8)?,
+                n: r.try_get(9)?,
+            })
+        };
+        get().map(Some).map_err(|e| self.err(&e))
+    }
+
+    fn find_note(&self, name: &str) -> StoreResult<Option<Linked>> {
+        let linked = |r: &postgres::Row| -> std::result::Result<Linked, postgres::Error> {
+            Ok(Linked {
+                id: r.try_get(0)?,
+                title: r.try_get(1)?,
+                ordering: r.try_get(2)?,
+                path: r.try_get(3)?,
+            })
+        };
+        if let Some(r) = self.row(
+            "SELECT id, title, ordering, path FROM notes WHERE id = $1 OR path = $1
+             ORDER BY id = $1 DESC LIMIT 1",
+            &[&name],
+        )? {
+            return linked(&r).map(Some).map_err(|e| self.err(&e));
+        }
+        let name = name.trim();
+        if name.is_empty() {
+            return Ok(None);
+        }
+        let bare = name.strip_suffix(".md").unwrap_or(name);
+        let lit = linked::literal(bare);
+        let r = self.row(
+            "SELECT id, title, ordering, path FROM notes
+             WHERE lower(path) = lower($1 || '.md')
+                OR path ILIKE '%/' || $2 || '.md'
+                OR lower(path) = lower($1)
+                OR lower(title) = lower($1)
+             ORDER BY path = $1 || '.md' DESC, path NOT LIKE '%/%' DESC, length(path), path
+             LIMIT 1",
+            &[&bare, &lit],
+        )?;
+        r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e))
+    }
+
+    fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {
+        // As the SQLite store: the links whose key is one of the note's names (ID, file name,
+        // title, aliases), kept when they resolve to it.
+        let aliases: String = self
+            .row("SELECT aliases FROM notes WHERE id = $1", &[&note.id])?
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(|e| self.err(&e))?
+            .unwrap_or_default();
+        let mut keys = vec![
+            linked::key(&note.id),
+            linked::key(&note.path),
+            linked::key(&note.title),
+        ];
+        keys.extend(aliases.lines().map(linked::key));
+        keys.sort_unstable();
+        keys.dedup();
+        let rows = self.rows(
+            "SELECT * FROM (
+                 SELECT DISTINCT l.name, l.wiki, n.id, n.title, n.ordering, n.path FROM links l
+                 JOIN notes n ON n.n = l.note
+                 WHERE l.key = ANY($1) AND n.id <> $2
+             ) d ORDER BY path COLLATE \"C\"",
+            &[&keys, &note.id],
+        )?;
+        let mut reaches: HashMap<(String, bool), bool> = HashMap::new();
+        let mut out: Vec<Linked> = Vec::new();
+        for r in rows {
+            let get = || -> std::result::Result<(String, bool, Linked), postgres::Error> {
+                Ok((
+                    r.try_get(0)?,
+                    r.try_get(1)?,
+                    Linked {
+                        id: r.try_get(2)?,
+                        title: r.try_get(3)?,
+                        ordering: r.try_get(4)?,
+                        path: r.try_get(5)?,
+                    },
+                ))
+            };
+            let (name, wiki, from) = get().map_err(|e| self.err(&e))?;
+            if out.last().is_some_and(|l| l.id == from.id) {
+                continue;
+            }
+            let hit = match reaches.get(&(name.clone(), wiki)) {
+                Some(&h) => h,
+                None => {
+                    let h = self.resolve(&name, wiki)?.is_some_and(|t| t.id == note.id);
+                    reaches.insert((name, wiki), h);
+                    h
+                }
+            };
+            if hit {
+                out.push(from);
+                if out.len() >= linked::MAX_LINKED_FROM {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn links(&self, id: &str) -> StoreResult<Vec<linked::Link>> {
+        let rows = self.rows(
+            "SELECT l.name, l.line, l.wiki FROM links l JOIN notes n ON n.n = l.note
+             WHERE n.id = $1 ORDER BY l.l",
+            &[&id],
+        )?;
+        let mut seen: HashMap<(String, bool), Option<Linked>> = HashMap::new();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let get = || -> std::result::Result<(String, i64, bool), postgres::Error> {
+                Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+            };
+            let (name, line, wiki) = get().map_err(|e| self.err(&e))?;
+            let note = match seen.get(&(name.clone(), wiki)) {
+                Some(n) => n.clone(),
+                None => {
+                    let n = self.resolve(&name, wiki)?;
+                    seen.insert((name.clone(), wiki), n.clone());
+                    n
+                }
+            };
+            out.push(linked::Link {
+                name,
+                line: u32::try_from(line).unwrap_or(0),
+                wiki,
+                note,
+            });
+        }
+        Ok(out)
+    }
+
+    fn prepare_sync(&self) -> StoreResult<()> {
+        // The tables are made by the schema's migration when the base is opened (`prepare`),
+        // which marks every note to be read again.
+        Ok(())
+    }
+
+    fn set_links(&self, n: i64, links: &[linked::Written]) -> StoreResult<()> {
+        self.execute("DELETE FROM links WHERE note = $1", &[&n])?;
+        for l in links {
+            self.execute(
+                "INSERT INTO links (note, line, wiki, name, key) VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &n,
+                    &i64::from(l.line),
+                    &l.wiki,
+                    &l.name,
+                    &linked::key(&l.name),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>> {
+        let rows = self.rows(
+            "SELECT path, size, mtime, reason FROM unread ORDER BY path COLLATE \"C\"",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let get = || -> std::result::Result<(String, i64, i64, String), postgres::Error> {
+                    Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?))
+                };
+                get().map_err(|e| self.err(&e))
+            })
+            .collect()
+    }
+
+    fn set_unread(&self, path: &str, stat: (i64, i64), why: Option<&str>) -> StoreResult<()> {
+        match why {
+            Some(why) => self.execute(
+                "INSERT INTO unread (path, size, mtime, reason) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (path) DO UPDATE
+                 SET size = excluded.size, mtime = excluded.mtime, reason = excluded.reason",
+                &[&path, &stat.0, &stat.1, &why],
+            ),
+            None => self.execute("DELETE FROM unread WHERE path = $1", &[&path]),
+        }
+        .map(|_| ())
+    }
+}
+
+/// A note's row (`id, title, ordering, path`) as a [`Linked`].
+fn linked_row(r: &postgres::Row) -> std::result::Result<Linked, postgres::Error> {
+    Ok(Linked {
+        id: r.try_get(0)?,
+        title: r.try_get(1)?,
+        ordering: r.try_get(2)?,
+        path: r.try_get(3)?,
+    })
+}
+
+/// The terms of an FTS5 expression as `LIKE` patterns for the folded text (`%term%`).
+fn like_patterns(fts: &str) -> Vec<String> {
+    terms_of(fts)
+        .into_iter()
+        .map(|(t, _)| format!("%{}%", linked::literal(&strip(&t))))
+        .collect()
+}
+
+/// Latin letters without their marks (what unaccent does to the indexed text), as the search
+/// folds them for SQLite's tokenizer.
+fn strip(t: &str) -> String {
+    strip_marks(t)
+}
+
+fn strip_marks(term: &str) -> String {
+    term.chars()
+        .map(|c| match c {
+            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',
+            'ç' | 'ć' | 'č' => 'c',
+            'ď' => 'd',
+            'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ė' | 'ę' | 'ě' => 'e',
+            'ì' | 'í' | 'î' | 'ï' | 'ī' | 'į' => 'i',
+            'ñ' | 'ń' | 'ň' => 'n',
+            'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => 'o',
+            'ř' => 'r',
+            'ś' | 'š' | 'ş' => 's',
+            'ť' | 'ţ' => 't',
+            'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' | 'ų' => 'u',
+            'ý' | 'ÿ' => 'y',
+            'ź' | 'ż' | 'ž' => 'z',
+            c => c,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(
+            redact("postgres://ann:s3cret@db.example:5432/team"),
+            "postgres://ann:***@db.example:5432/team"
+        );
+        assert_eq!(
+            redact("postgres://ann@db/team?password=s3cret&sslmode=require"),
+            "postgres://ann@db/team?password=***&sslmode=require"
+        );
+        assert_eq!(redact("postgres://db/team"), "postgres://db/team");
+        assert_eq!(redact("postgresql://a:b:c@h/d"), "postgresql://a:***@h/d");
+    }
+
+    #[test]
+    fn pgpass_lines_match_with_wildcards_and_escapes() {
+        let text = "# comment\nother:5432:*:ann:no\ndb:*:team:ann:pa\\:ss\n*:*:*:*:any\n";
+        assert_eq!(
+            pgpass(text, "db", 5433, "team", "ann").as_deref(),
+            Some("pa:ss")
+        );
+        assert_eq!(pgpass(text, "x", 1, "y", "z").as_deref(), Some("any"));
+        assert_eq!(pgpass("h:1:d:u\n", "h", 1, "d", "u"), None);
+    }
+
+    #[test]
+    fn fts_expressions_become_tsqueries() {
+        assert_eq!(tsquery("\"a\" OR \"b\""), "'a' | 'b'");
+        assert_eq!(
+            tsquery("(\"lauf\" OR \"laufen\") OR \"x\""),
+            "'lauf' | 'laufen' | 'x'"
+        );
+        assert_eq!(
+            tsquery("{title aliases heading} : (\"the\" OR \"die\") OR {title heading} : \"a\""),
+            "'the':ABC | 'die':ABC | 'a':AC"
+        );
+        assert_eq!(tsquery("\"it's\""), "'it''s'");
+        assert_eq!(
+            like_patterns("\"sicherung\" OR \"a_b\""),
+            ["%sicherung%", "%a\\_b%"]
+        );
+    }
+}

