@@ -14,6 +14,9 @@ const MIB: u64 = 1024 * 1024;
 
 /// The most `-F` reads of one image or PDF (no provider takes more).
 pub(crate) const MAX_READ: u64 = 32 * MIB;
+/// The most bytes of images and PDFs one call reads, over all its `-F` files: above every
+/// provider's limit for one message.
+pub(crate) const MAX_READ_TOTAL: u64 = 64 * MIB;
 
 /// What one backend takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,8 +246,7 @@ pub(crate) fn check(route: &Route, attachments: &[Attachment], config: &Config) 
         total = total.saturating_add(a.size);
         if total > t.total_max {
             return Err(Error::usage(format!(
-                "the attachments add up to {}, and {} takes at most {} in one message",
-                human_size(total),
+                "the attachments add up to more than {1}, the most {0} takes in one message",
                 route.label,
                 human_size(t.total_max)
             ))

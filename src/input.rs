@@ -50,6 +50,7 @@ pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Given> {
         .and_then(|d| d.canonicalize())
         .map_err(|e| Error::usage(format!("cannot read the working directory: {e}")))?;
     let mut total: u64 = 0;
+    let mut media_total: u64 = 0;
     for given in paths {
         if given.as_os_str().is_empty() {
             continue;
@@ -141,6 +142,17 @@ pub(crate) fn read_files(paths: &[PathBuf], ui: &Ui) -> Result<Given> {
                 }
             }
         } else if media_of(&real).is_some() {
+            // Sizes are added up before a file is read: a hundred large images would otherwise
+            // all be in memory before any limit said no.
+            media_total = media_total.saturating_add(fs::metadata(&real).map_or(0, |m| m.len()));
+            if media_total > crate::attach::MAX_READ_TOTAL {
+                return Err(Error::usage(format!(
+                    "the images and PDFs given with -F add up to more than {}, the most ai sends (reached at {})",
+                    crate::fmt::human_size(crate::attach::MAX_READ_TOTAL),
+                    show(rel)
+                ))
+                .hint("attach fewer or smaller files"));
+            }
             let a = read_media(&real, show(rel))?;
             if !read.attachments.iter().any(|b| b.sha256 == a.sha256) {
                 read.attachments.push(a);

@@ -661,3 +661,30 @@ fn dash_a_and_attach_are_dash_f() {
         out.stdout
     );
 }
+
+/// Sixteen 10 MiB images were all read into memory (195 MB) before the total was checked,
+/// and the message named a partial sum as the total. The sizes are added up before reading:
+/// past 64 MiB the call is refused at the file that crosses it, and nothing is sent.
+#[test]
+fn many_large_images_are_refused_by_their_sizes_before_they_are_read() {
+    let s = Server::start(vec![]);
+    let env = Env::for_provider("openai", &s);
+    let mut names = Vec::new();
+    for i in 0..4 {
+        let mut big = png();
+        big.resize(20 * 1024 * 1024, 0);
+        let name = format!("big{i}.png");
+        env.project_file(&name, &big);
+        names.push(name);
+    }
+    let out = refused(
+        &s,
+        env.run(&["-F", &names.join(","), "openai:gpt-test", "q"]),
+    );
+    assert!(
+        out.stderr
+            .contains("add up to more than 64.0 MiB, the most ai sends (reached at big3.png)"),
+        "{}",
+        out.stderr
+    );
+}
