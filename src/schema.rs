@@ -139,9 +139,70 @@ pub(crate) fn check(reply: &str, schema: &Value) -> std::result::Result<String, 
             format!("the reply is not valid JSON ({e})")
         }
     })?;
+    // A key twice in one object: readers disagree on which value counts (serde_json keeps the
+    // last, others the first), so what was checked may not be what the user's program reads.
+    serde_json::from_str::<Unique>(text).map_err(|e| format!("the reply is ambiguous ({e})"))?;
     crate::tools::schema::check(&value, &lenient(schema))
         .map_err(|e| e.replacen("the arguments", "the reply", 1))?;
     Ok(minify(text))
+}
+
+/// JSON read only to see that no object has a key twice.
+struct Unique;
+
+impl<'de> serde::Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Unique, D::Error> {
+        d.deserialize_any(Unique)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unique {
+    type Value = Unique;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<Unique, A::Error> {
+        while a.next_element::<Unique>()?.is_some() {}
+        Ok(Unique)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<Unique, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = a.next_key::<String>()? {
+            a.next_value::<Unique>()?;
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key \"{}\" is in one object twice",
+                    crate::fmt::one_line(&key, 64)
+                )));
+            }
+        }
+        Ok(Unique)
+    }
 }
 
 /// Valid JSON text in one line, as written (key order kept): whitespace outside strings
@@ -181,6 +242,32 @@ pub(crate) fn retry_prompt(why: &str) -> String {
 mod tests {
     use super::*;
     use crate::backend::shape::{gemini, strict};
+
+    #[test]
+    fn a_key_twice_in_one_object_does_not_fit() {
+        let schema = parse("age int").unwrap();
+        let why = check(r#"{"age":"notint","age":3}"#, &schema).unwrap_err();
+        assert!(
+            why.contains(r#"the key "age" is in one object twice"#),
+            "{why}"
+        );
+        let why = check(
+            r#"{"age":3,"x":[{"a":1,"a":2}]}"#,
+            &parse(r#"{"type":"object","properties":{"age":{"type":"integer"}}}"#).unwrap(),
+        )
+        .unwrap_err();
+        assert!(why.contains(r#"the key "a""#), "{why}");
+        // The same key in different objects is fine.
+        let ok = r#"{"age":3,"x":[{"a":1},{"a":2}],"y":{"age":1}}"#;
+        assert_eq!(
+            check(
+                ok,
+                &parse(r#"{"type":"object","properties":{"age":{"type":"integer"}}}"#).unwrap()
+            )
+            .unwrap(),
+            ok
+        );
+    }
 
     #[test]
     fn compact_form() {
