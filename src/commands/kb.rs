@@ -361,6 +361,13 @@ fn watch_all(ctx: &Ctx, names: &[String]) -> Result<()> {
             match result {
                 Ok(counts) => report(ctx, &name, &counts, false)?,
                 Err(Error::Interrupted) => break,
+                // The folder itself is gone: its watch went with it, so nothing more would be
+                // seen (a folder made again in its place is not watched). Say so and end.
+                Err(e) if roots.iter().any(|(n, r)| *n == name && !r.is_dir()) => {
+                    drop(watcher);
+                    ctx.ui.notice("ai: stopped watching");
+                    return Err(e);
+                }
                 // Another sync is at it; the next change (or this one's end) brings it here.
                 Err(e) => output::print_error(&e),
             }

@@ -658,6 +658,26 @@ fn sync_watch_syncs_what_changes_until_ctrl_c() {
     );
 }
 
+/// The watched folder removed (and made again): its watch was gone, so nothing more was
+/// synced, and Ctrl+C still ended with 0. The watcher ends at once with the sync's error.
+#[test]
+fn sync_watch_ends_with_an_error_when_its_folder_is_removed() {
+    let env = Env::echo();
+    let dir = folder(&env, &[("a.md", "The first note.\n")]);
+    add(&env, &dir);
+    let mut proc = env.spawn(&["kb", "sync", "vault", "--watch"]);
+    wait_for("the watcher", || {
+        proc.stderr_now().contains("ai: watching vault")
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    let status = proc.wait_status();
+    assert_ne!(status.code(), Some(0), "{}", proc.stderr_now());
+    let err = proc.stderr_now();
+    assert!(err.contains("error: "), "{err}");
+    assert!(err.contains("missing"), "{err}");
+    assert!(err.contains("ai: stopped watching"), "{err}");
+}
+
 #[test]
 fn sync_watch_refuses_json() {
     let env = Env::echo();
