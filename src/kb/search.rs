@@ -189,7 +189,8 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
     let looked_up: Vec<Vec<String>> = terms.iter().map(|t| variants(t, stems)).collect();
     // Document frequencies of the words (of a term's commonest stem), and of the terms as
     // typed (whether to look for them inside longer words).
-    let doc_count = |word: &str| -> Result<u64> { Ok(ix.doc_freq(&strip_marks(word))?) };
+    let doc_count =
+        |word: &str| -> Result<u64> { Ok(ix.doc_freq(&super::store::strip_marks(word))?) };
     let mut df = Vec::with_capacity(terms.len());
     for (t, vs) in terms.iter().zip(&looked_up) {
         let mut d = 0;
@@ -239,29 +240,6 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
     rare.sort_unstable();
     let grams = rare.iter().map(|&i| terms[i].clone()).collect();
     Ok((words, grams))
-}
-
-/// Latin letters without their marks, as the `unicode61` tokenizer folds them (`läuft` is
-/// indexed as `lauft`), for looking terms up in its vocabulary.
-pub(crate) fn strip_marks(term: &str) -> String {
-    term.chars()
-        .map(|c| match c {
-            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',
-            'ç' | 'ć' | 'č' => 'c',
-            'ď' => 'd',
-            'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ė' | 'ę' | 'ě' => 'e',
-            'ì' | 'í' | 'î' | 'ï' | 'ī' | 'į' => 'i',
-            'ñ' | 'ń' | 'ň' => 'n',
-            'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => 'o',
-            'ř' => 'r',
-            'ś' | 'š' | 'ş' => 's',
-            'ť' | 'ţ' => 't',
-            'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' | 'ų' => 'u',
-            'ý' | 'ÿ' => 'y',
-            'ź' | 'ż' | 'ž' => 'z',
-            c => c,
-        })
-        .collect()
 }
 
 /// A term searched inside longer words counts when it is in fewer passages than this.

@@ -1297,28 +1297,7 @@ fn like_patterns(fts: &str) -> Vec<String> {
 /// Latin letters without their marks (what unaccent does to the indexed text), as the search
 /// folds them for SQLite's tokenizer.
 fn strip(t: &str) -> String {
-    strip_marks(t)
-}
-
-fn strip_marks(term: &str) -> String {
-    term.chars()
-        .map(|c| match c {
-            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => 'a',
-            'ç' | 'ć' | 'č' => 'c',
-            'ď' => 'd',
-            'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ė' | 'ę' | 'ě' => 'e',
-            'ì' | 'í' | 'î' | 'ï' | 'ī' | 'į' => 'i',
-            'ñ' | 'ń' | 'ň' => 'n',
-            'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => 'o',
-            'ř' => 'r',
-            'ś' | 'š' | 'ş' => 's',
-            'ť' | 'ţ' => 't',
-            'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' | 'ų' => 'u',
-            'ý' | 'ÿ' => 'y',
-            'ź' | 'ż' | 'ž' => 'z',
-            c => c,
-        })
-        .collect()
+    super::strip_marks(t)
 }
 
 #[cfg(test)]
