@@ -38,6 +38,12 @@ struct State {
     ending: AtomicI32,
     /// How many chat turns are in a stretch where they must be allowed to save what they have.
     defer: AtomicUsize,
+    /// How many children are being started (between the check before the fork and their
+    /// group's registration): a signal then does not end the process at once, or the child
+    /// would outlive it, never stopped, and its caller never answer (the race behind the
+    /// flaky `ai mcp` SIGTERM test: a signal between spawn and registration saw nothing
+    /// running and exited).
+    starting: AtomicUsize,
 }
 
 /// What the listening thread does about one signal.
@@ -56,6 +62,7 @@ impl State {
             signal: AtomicI32::new(0),
             ending: AtomicI32::new(0),
             defer: AtomicUsize::new(0),
+            starting: AtomicUsize::new(0),
         }
     }
 
@@ -74,7 +81,9 @@ impl State {
         }
         self.interrupted.store(true, Ordering::SeqCst);
         if first {
-            let exit_now = !running && self.defer.load(Ordering::SeqCst) == 0;
+            let exit_now = !running
+                && self.defer.load(Ordering::SeqCst) == 0
+                && self.starting.load(Ordering::SeqCst) == 0;
             Action::Stop { exit_now }
         } else {
             Action::End {
@@ -206,7 +215,8 @@ fn handle(sig: i32) {
     // the list or sees the flag (see [`ChildGroup::register`]).
     STATE.interrupted.store(true, Ordering::SeqCst);
     let groups = groups().clone();
-    match STATE.receive(sig, !groups.is_empty()) {
+    let action = STATE.receive(sig, !groups.is_empty());
+    match action {
         Action::End { wait_for_save } => {
             // Asked twice: end now. Backends get no grace period either.
             for group in groups {
@@ -269,7 +279,30 @@ fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
 pub(crate) struct ChildGroup(i32);
 
 impl ChildGroup {
-    pub(crate) fn register(pid: u32) -> ChildGroup {
+    /// Start `cmd` (put in a process group of its own by the caller) and register its group,
+    /// with no moment between the two in which a signal ends `ai` and leaves the child behind.
+    /// A signal received before the fork: the child is not started (`Interrupted`), since it
+    /// would only be stopped at once.
+    pub(crate) fn spawn(
+        cmd: &mut std::process::Command,
+    ) -> std::io::Result<(std::process::Child, ChildGroup)> {
+        // Counted before the flag is checked; the handler sets the flag before it reads the
+        // count: either it sees this start coming (and does not exit), or the check sees the
+        // flag (and nothing starts).
+        STATE.starting.fetch_add(1, Ordering::SeqCst);
+        let _starting = Starting;
+        if interrupted() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "stopped by a signal before it started",
+            ));
+        }
+        let child = cmd.spawn()?;
+        let group = ChildGroup::register(child.id());
+        Ok((child, group))
+    }
+
+    fn register(pid: u32) -> ChildGroup {
         let group = i32::try_from(pid).unwrap_or(0);
         if group > 0 {
             groups().push(group);
@@ -280,6 +313,15 @@ impl ChildGroup {
             terminate_group(group);
         }
         ChildGroup(group)
+    }
+}
+
+/// A start under way, counted while alive (see [`ChildGroup::spawn`]).
+struct Starting;
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        STATE.starting.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -395,6 +437,17 @@ mod tests {
             }
         );
         assert!(!state.forget());
+        assert_eq!(state.exit_code(), 143);
+    }
+
+    #[test]
+    fn a_signal_while_a_child_is_being_started_does_not_end_at_once() {
+        let state = State::new();
+        state.starting.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(
+            state.receive(libc::SIGTERM, false),
+            Action::Stop { exit_now: false }
+        );
         assert_eq!(state.exit_code(), 143);
     }
 

@@ -69,6 +69,18 @@ fn run_once(inv: &Invocation<'_>, timeout: Duration, sink: &mut dyn Sink) -> (Ou
     // the backend has been waited for).
     let mut run = match Supervised::spawn(&mut cmd, true) {
         Ok(r) => r,
+        // A signal came before it started (see `ChildGroup::spawn`): the call is interrupted.
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted && signal::interrupted() => {
+            return (
+                Outcome {
+                    text: String::new(),
+                    end: End::Interrupted,
+                    usage: None,
+                    calls: Vec::new(),
+                },
+                false,
+            );
+        }
         Err(e) => return (failed(String::new(), spawn_error(inv, &e)), false),
     };
     let pid = run.pid();

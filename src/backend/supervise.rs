@@ -47,9 +47,13 @@ impl Supervised {
         stop_with_parent(cmd);
         // The stop pipe first: if it cannot be made (out of descriptors), nothing has started.
         let stop = Stop::new()?;
-        let child = cmd.spawn()?;
+        let (child, group) = if ctrl_c {
+            let (child, group) = ChildGroup::spawn(cmd)?;
+            (child, Some(group))
+        } else {
+            (cmd.spawn()?, None)
+        };
         let pid = i32::try_from(child.id()).unwrap_or(0);
-        let group = ctrl_c.then(|| ChildGroup::register(child.id()));
         #[cfg(target_os = "linux")]
         let reaper = super::reaper::Reaper::watch(child.id());
         Ok(Supervised {

@@ -110,8 +110,7 @@ pub(crate) fn start(
     if let Some(socket) = crate::kb::local::service::socket() {
         cmd.env(crate::kb::local::service::ENV, socket);
     }
-    let mut child = cmd.spawn()?;
-    let group = ChildGroup::register(child.id());
+    let (mut child, group) = ChildGroup::spawn(&mut cmd)?;
     // Bounded: a client slow to read holds the child back rather than filling memory.
     let (tx, events) = mpsc::sync_channel(QUEUE);
     let (err_tx, stderr) = mpsc::channel();

@@ -17,7 +17,7 @@ const FAKE_MCP: &str = r#"
 import json, os, sys, time
 mode, state = sys.argv[1], sys.argv[2]
 with open(os.path.join(state, "pid"), "w") as f:
-    f.write(str(os.getpid()))
+    f.write(str(os.getpid()) + "\n")
 with open(os.path.join(state, "env.json"), "w") as f:
     json.dump(dict(os.environ), f)
 log = open(os.path.join(state, "log"), "a")
@@ -102,7 +102,7 @@ for line in sys.stdin:
                     for fd in (0, 1, 2):
                         os.close(fd)
                     with open(os.path.join(state, "orphan"), "w") as f:
-                        f.write(str(os.getpid()))
+                        f.write(str(os.getpid()) + "\n")
                     time.sleep(300)
                     os._exit(0)
                 while not os.path.exists(os.path.join(state, "orphan")):

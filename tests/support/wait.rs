@@ -51,12 +51,16 @@ pub fn wait_for_file(path: &Path, limit: Duration) -> bool {
     path.exists()
 }
 
+/// The pid a fake wrote into `path`, once the whole line is there: a shell's `echo $$ > FILE`
+/// creates the file before it writes the number, so a reader polling for the file can find it
+/// empty (a flake of the `ai mcp` SIGTERM test, "pid is a number: Empty").
 pub fn read_pid(path: &Path) -> u32 {
-    fs::read_to_string(path)
-        .expect("pid file")
-        .trim()
-        .parse()
-        .expect("pid is a number")
+    let mut text = String::new();
+    wait_for("a whole pid line", || {
+        text = fs::read_to_string(path).unwrap_or_default();
+        text.ends_with('\n')
+    });
+    text.trim().parse().expect("pid is a number")
 }
 
 /// Has the process ended? A zombie counts as ended: it no longer runs, and in a container the
