@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::serve::{TOKEN, serve};
 use crate::support::webdriver::Browser;
@@ -179,8 +179,8 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
         "{href}"
     );
 
-    // Continue the chat, once the page has finished the call (it ignores Enter until the
-    // chat list is loaded again).
+    // Continue the chat, once the page has finished the call (a prompt sent before is queued:
+    // `a_prompt_sent_while_the_page_is_busy_is_queued_and_sent_after`).
     browser.wait("the page idle", IDLE);
     browser.type_into("#prompt", "And how long?\u{E007}");
     browser.wait(
@@ -314,4 +314,105 @@ fn the_page_streams_continues_shows_sources_and_keeps_chats() {
     );
     browser.wait("the page idle", IDLE);
     assert_eq!(env.chat_ids().len(), 2, "no third chat");
+}
+
+#[test]
+fn a_prompt_sent_while_the_page_is_busy_is_queued_and_sent_after() {
+    // Found by a helper: a prompt sent while the page reloaded the chat list after a reply was
+    // ignored without a word (the page was still busy), so it was never sent.
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let gate = Gate::new();
+    let held = gate.clone();
+    let count = Arc::new(AtomicUsize::new(0));
+    let n = Arc::clone(&count);
+    let server = Server::respond(move |_req| {
+        let i = n.fetch_add(1, Ordering::SeqCst).min(REPLIES.len() - 1);
+        streamed(REPLIES[i], (i == 2).then_some(&held))
+    });
+    let env = Env::for_provider("openai", &server);
+    env.write_config(r#"{"aliases": {"mini": ["openai", "gpt-test"]}, "default_alias": "mini"}"#);
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    browser.go(&format!("http://127.0.0.1:{}/#token={TOKEN}", s.port));
+    browser.wait("the page", "return document.body.dataset.ready === '1'");
+    // The chat list's reload after a call is held in the page until the test lets it go.
+    browser.script(
+        "const f = window.fetch.bind(window); window.heldLists = 0; let go; \
+         window.listGate = new Promise((r) => { go = r; }); window.openLists = () => go(); \
+         window.fetch = async (u, i) => { \
+           if (String(u) === '/chats') { window.heldLists++; await window.listGate; } \
+           return f(u, i); };",
+        json!([]),
+    );
+    browser.type_into("#prompt", "How do we brew coffee?\u{E007}");
+    browser.wait(
+        "the reply done, the chat list reloading",
+        "return window.heldLists === 1 && document.body.dataset.busy === '1' && \
+         document.querySelectorAll('.msg.assistant.done').length === 1",
+    );
+    browser.type_into("#prompt", "And how long?\u{E007}");
+    browser.wait(
+        "the prompt queued",
+        "const q = document.querySelector('.msg.user.queued'); \
+         return !!q && q.textContent.includes('And how long?') && \
+         document.getElementById('prompt').value === ''",
+    );
+    browser.script("window.openLists()", json!([]));
+    browser.wait(
+        "the queued prompt answered",
+        "return document.querySelectorAll('.msg.assistant.done').length === 2 && \
+         document.body.dataset.busy === '0'",
+    );
+    let second = browser.script(
+        &format!("{LAST} return b.querySelector('.body').textContent"),
+        json!([]),
+    );
+    assert_eq!(second, "Four minutes, as the note says [1].\n");
+    // Sent in its turn, in the same chat, after the reply before it.
+    let order = browser.script(
+        "return [...document.querySelectorAll('#messages .msg')].map((m) => \
+         m.classList.contains('user') ? 'you' : 'reply').join(',')",
+        json!([]),
+    );
+    assert_eq!(order, "you,reply,you,reply");
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(env.chat_ids().len(), 1, "one chat");
+    let prompts: Vec<Value> = env
+        .only_messages()
+        .into_iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .collect();
+    assert_eq!(prompts, ["How do we brew coffee?", "And how long?"]);
+
+    // Stop while a prompt waits: the reply stops, and the waiting prompt goes back into the
+    // box, unsent.
+    browser.type_into("#prompt", "Say hello\u{E007}");
+    browser.wait(
+        "the third reply streaming",
+        &format!(
+            "{LAST} return b.classList.contains('streaming') && \
+             b.querySelector('.body').textContent.includes('How can')"
+        ),
+    );
+    browser.type_into("#prompt", "Never mind\u{E007}");
+    browser.wait(
+        "the prompt queued",
+        "return !!document.querySelector('.msg.user.queued')",
+    );
+    browser.click("#stop");
+    gate.open();
+    let back = browser.wait(
+        "the page idle, the prompt back in the box",
+        "return document.body.dataset.busy === '0' && \
+         !document.querySelector('.msg.user.queued') && \
+         document.getElementById('prompt').value",
+    );
+    assert_eq!(back, "Never mind");
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "the stopped prompt was not sent"
+    );
 }

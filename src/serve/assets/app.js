@@ -4,7 +4,9 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const state = { chat: null, chatKb: [], busy: false, abort: null };
+// `queue`: prompts sent while a call runs (or the chat list reloads after it), sent in order
+// once it is done: never dropped.
+const state = { chat: null, chatKb: [], busy: false, abort: null, queue: [] };
 
 class ApiError extends Error {
   // `chat`: the chat a failed call wrote to (its prompt pending), continued by the next line.
@@ -478,6 +480,7 @@ async function run(body, b, d) {
     b.d.classList.remove('streaming');
     state.abort = null;
   }
+  // Still busy while the list reloads: a prompt sent meanwhile is queued (see `send`).
   await loadChats().catch(showError);
   if (stopped && !state.chat) {
     // A new chat stopped before its ID arrived: the one that was not listed before.
@@ -489,24 +492,43 @@ async function run(body, b, d) {
     }
   }
   setBusy(false);
+  // The next prompt sent meanwhile, in the chat this call continued or started.
+  const next = state.queue.shift();
+  if (next) await ask(next);
 }
 
+// Send: at once, or when the page is busy (a reply streaming, the chat list reloading after
+// it), queued behind it. It used to be ignored then, without a word.
 async function send(ev) {
   ev.preventDefault();
   const prompt = $('prompt').value;
-  if (state.busy || !prompt.trim()) return;
-  const box = $('messages');
-  const d = userBubble(prompt);
-  box.appendChild(d);
+  if (!prompt.trim()) return;
   $('prompt').value = '';
-  const b = assistantBubble($('model').value);
+  const d = userBubble(prompt);
+  $('messages').appendChild(d);
+  const item = { prompt, d, model: $('model').value, kb: $('kb').value };
+  if (state.busy) {
+    d.classList.add('queued');
+    state.queue.push(item);
+    scrollDown();
+    return;
+  }
+  await ask(item);
+}
+
+// One prompt (its bubble shown already) sent with the model and notes picked when it was sent.
+async function ask(item) {
+  const { prompt, d, model, kb } = item;
+  const box = $('messages');
+  d.classList.remove('queued');
+  box.appendChild(d); // after the replies that came before its turn
+  const b = assistantBubble(model);
   b.d.classList.add('streaming');
   box.appendChild(b.d);
   scrollDown();
   const body = { prompt, stream: true };
   if (state.chat) body.chat = state.chat;
-  if ($('model').value) body.alias = $('model').value;
-  const kb = $('kb').value;
+  if (model) body.alias = model;
   if (kb) body.kb = kb;
   else if (state.chatKb.length) body.no_kb = true;
   await run(body, b, d);
@@ -528,7 +550,14 @@ async function retry(failed) {
   await run(body, b, null);
 }
 
+// Stop: the reply stops, and the prompts queued behind it go back into the box, unsent.
 function stop() {
+  const queued = state.queue.splice(0);
+  if (queued.length) {
+    for (const q of queued) q.d.remove();
+    const rest = $('prompt').value;
+    $('prompt').value = queued.map((q) => q.prompt).concat(rest ? [rest] : []).join('\n');
+  }
   if (state.abort) state.abort.abort();
 }
 
