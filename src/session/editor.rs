@@ -29,6 +29,9 @@ pub(super) struct Editor {
     ed: rustyline::Editor<Complete, DefaultHistory>,
     /// Messages typed ahead (while a reply streamed), waiting for their turn.
     ahead: VecDeque<String>,
+    /// A line typed ahead but not ended with Enter, set aside before a question: the start of
+    /// the next message, shown for editing at the next prompt.
+    unended: String,
     /// The history file; `None` once it could not be written (said once).
     history: Option<PathBuf>,
 }
@@ -67,6 +70,7 @@ impl Editor {
             return Ok(Editor {
                 ed,
                 ahead: VecDeque::new(),
+                unended: String::new(),
                 history: None,
             });
         }
@@ -75,6 +79,7 @@ impl Editor {
         Ok(Editor {
             ed,
             ahead: VecDeque::new(),
+            unended: String::new(),
             history: Some(history),
         })
     }
@@ -85,7 +90,13 @@ impl Editor {
         let mut first = true;
         loop {
             let shown = if first { prompt } else { "... " };
-            match self.ed.readline(shown) {
+            let unended = std::mem::take(&mut self.unended);
+            let read = if unended.is_empty() {
+                self.ed.readline(shown)
+            } else {
+                self.ed.readline_with_initial(shown, (&unended, ""))
+            };
+            match read {
                 Ok(line) => match continued(&line) {
                     Continued::More(head) => {
                         text.push_str(head);
@@ -119,13 +130,26 @@ impl Editor {
         self.ahead.extend(typed);
     }
 
+    /// Ask a question on the terminal; `None` for Ctrl+C or Ctrl+D. The answer is only what is
+    /// typed after the question is shown: what was typed or pasted before it is never taken
+    /// for it (a pasted burst's next line answered a tool's `[y/N]`). Lines waiting on the
+    /// terminal are set aside first ([`Editor::keep_typed_ahead`]); lines the line editor read
+    /// ahead stay in it, and it reads them at its next prompts: all run after the turn, as
+    /// messages. So the answer is read from the terminal directly, not through the line editor
+    /// (which would hand over what it read ahead), one line in the terminal's own line mode.
+    pub(super) fn ask(&mut self, question: &str, ui: &Ui) -> Result<Option<String>> {
+        self.keep_typed_ahead(ui);
+        answer(question)
+    }
+
     /// The next message typed ahead, if any.
     pub(super) fn next_ahead(&mut self) -> Option<String> {
         self.ahead.pop_front()
     }
 
     fn typed_ahead(&mut self, ui: &Ui) -> Vec<String> {
-        let lines = pending_lines();
+        let (lines, unended) = pending_lines();
+        self.unended.push_str(&unended);
         let mut messages = Vec::new();
         let mut text = String::new();
         for line in &lines {
@@ -147,15 +171,6 @@ impl Editor {
             self.remember(m, ui);
         }
         messages
-    }
-
-    /// Ask a question on the terminal; `None` for Ctrl+C or Ctrl+D.
-    pub(super) fn ask(&mut self, question: &str) -> Result<Option<String>> {
-        match self.ed.readline(question) {
-            Ok(answer) => Ok(Some(answer)),
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) => Ok(None),
-            Err(e) => Err(terminal_error(e)),
-        }
     }
 
     /// Add a message to the history, and append it to the file at once: a session that ends
@@ -272,10 +287,11 @@ fn usable(path: &Path) -> bool {
     }
 }
 
-/// The whole lines waiting on the terminal (`/dev/tty`), read without waiting. Only when the
-/// terminal is in its line mode (canonical), where each read gives at most one whole line and
-/// a line still being typed is not given at all.
-fn pending_lines() -> Vec<String> {
+/// The whole lines waiting on the terminal (`/dev/tty`), read without waiting, and the line
+/// still being typed (not ended with Enter). Only when the terminal is in its line mode
+/// (canonical), where each read gives at most one whole line and a line still being typed is
+/// not given at all (it is read by leaving that mode for a moment).
+fn pending_lines() -> (Vec<String>, String) {
     use std::io::Read;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
@@ -284,14 +300,14 @@ fn pending_lines() -> Vec<String> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open("/dev/tty")
     else {
-        return Vec::new();
+        return (Vec::new(), String::new());
     };
     // SAFETY: a zeroed termios is a valid value for tcgetattr to fill; the fd is open.
     let mut mode: libc::termios = unsafe { std::mem::zeroed() };
     if unsafe { libc::tcgetattr(tty.as_raw_fd(), &raw mut mode) } != 0
         || mode.c_lflag & libc::ICANON == 0
     {
-        return Vec::new();
+        return (Vec::new(), String::new());
     }
     let mut lines = Vec::new();
     let mut buf = [0u8; 8192];
@@ -307,7 +323,82 @@ fn pending_lines() -> Vec<String> {
             }
         }
     }
-    lines
+    // The line being typed: out of line mode (no wait for bytes) its bytes can be read.
+    let mut unended = Vec::new();
+    let mut raw = mode;
+    raw.c_lflag &= !libc::ICANON;
+    raw.c_cc[libc::VMIN] = 0;
+    raw.c_cc[libc::VTIME] = 0;
+    // SAFETY: tcsetattr with termios values we own, on an open descriptor; the mode it had is
+    // put back below whatever the read gave.
+    if unsafe { libc::tcsetattr(tty.as_raw_fd(), libc::TCSANOW, &raw const raw) } == 0 {
+        while unended.len() < 64 * 1024 {
+            match tty.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => unended.extend_from_slice(&buf[..n]),
+            }
+        }
+        unsafe { libc::tcsetattr(tty.as_raw_fd(), libc::TCSANOW, &raw const mode) };
+    }
+    let unended = String::from_utf8_lossy(&unended)
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    (lines, unended)
+}
+
+/// Show `question` on the terminal and read one line typed after it, in the terminal's line
+/// mode (its own echo and erase), with Ctrl+C ending the line rather than sending a signal:
+/// `None` for Ctrl+C, Ctrl+D, or no terminal.
+fn answer(question: &str) -> Result<Option<String>> {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open("/dev/tty")
+    else {
+        return Ok(None);
+    };
+    let fd = tty.as_raw_fd();
+    // SAFETY: a zeroed termios is a valid value for tcgetattr to fill; the fd is open.
+    let mut before: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(fd, &raw mut before) } != 0 {
+        return Ok(None);
+    }
+    let mut mode = before;
+    mode.c_lflag |= libc::ICANON | libc::ECHO | libc::ECHOE;
+    mode.c_lflag &= !libc::ISIG;
+    mode.c_cc[libc::VEOL] = 0x03;
+    // SAFETY: as above; the mode it had is put back before returning.
+    if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw const mode) } != 0 {
+        return Ok(None);
+    }
+    let asked = tty
+        .write_all(question.as_bytes())
+        .and_then(|()| tty.flush());
+    let mut buf = [0u8; 4096];
+    let read = asked.and_then(|()| {
+        loop {
+            match tty.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        }
+    });
+    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw const before) };
+    let n = read.map_err(|e| Error::backend(format!("cannot read from the terminal: {e}")))?;
+    let line = String::from_utf8_lossy(&buf[..n]).into_owned();
+    match line.strip_suffix('\n') {
+        Some(answer) => Ok(Some(answer.strip_suffix('\r').unwrap_or(answer).to_owned())),
+        None => {
+            // Ctrl+C (ending the line), or Ctrl+D: the terminal's line is left unfinished.
+            let _ = tty.write_all(b"\r\n");
+            Ok(None)
+        }
+    }
 }
 
 fn terminal_error(e: ReadlineError) -> Error {

@@ -487,7 +487,7 @@ impl Session {
             route.label
         ));
         let choice = loop {
-            let answer = lock(editor).ask("[c]ontinue, [s]ummarize, [n]ew chat? ")?;
+            let answer = lock(editor).ask("[c]ontinue, [s]ummarize, [n]ew chat? ", &self.ctx.ui)?;
             match answer {
                 None => return Ok(Go::Drop),
                 Some(answer) => match line::overflow_answer(&answer) {
@@ -525,7 +525,7 @@ impl Session {
     /// After `s` found nothing to summarize: continue as is, or a new chat.
     fn continue_or_new(&mut self, id: &str, editor: &Shared) -> Result<Go> {
         loop {
-            let answer = lock(editor).ask("[c]ontinue, [n]ew chat? ")?;
+            let answer = lock(editor).ask("[c]ontinue, [n]ew chat? ", &self.ctx.ui)?;
             match answer {
                 None => return Ok(Go::Drop),
                 Some(answer) => match line::overflow_answer(&answer) {

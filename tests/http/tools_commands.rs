@@ -462,6 +462,59 @@ fn in_a_session_the_question_is_asked_there_and_only_yes_runs() {
 }
 
 #[test]
+fn in_a_session_lines_pasted_before_the_question_are_no_answer_and_run_after_the_turn() {
+    // Found last session: with a burst of pasted lines whose first began a turn that asks
+    // before a tool, the line editor handed over the next pasted line (read ahead with the
+    // first) as the answer: `yes` ran the tool, anything else declined it.
+    let s = Server::start(vec![
+        Reply::sse(&[&disk_call()]),
+        Reply::sse(&[&oa_stream("Not run, then.", 1, 1)]),
+        Reply::sse(&[&oa_stream("You said yes.", 1, 1)]),
+        Reply::sse(&[&oa_stream("You are welcome.", 1, 1)]),
+    ]);
+    let (env, state) = world(&s, "ok", json!({}));
+    let mut term = Terminal::start(&env, "-i openai:gpt-test --tool disk");
+    term.expect("gpt-test> ");
+    term.send("free space?\ryes\rthanks\r");
+    term.expect("run disk with {\"path\":\"/tmp\"}? [y/N] ");
+    // The answer is what is typed after the question.
+    term.send("n\r");
+    term.expect("Not run, then.");
+    // The pasted lines are messages, sent in order after the turn.
+    term.expect("You said yes.");
+    term.expect("You are welcome.");
+    term.expect("gpt-test> ");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        !state.join("args").exists(),
+        "a pasted line ran it: {screen}"
+    );
+    let prompts: Vec<Value> = env
+        .only_messages()
+        .into_iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .collect();
+    assert_eq!(prompts, ["free space?", "yes", "thanks"], "{screen}");
+    let results: Vec<Value> = env
+        .only_chat()
+        .into_iter()
+        .filter(|r| r["type"] == "round")
+        .map(|r| r["results"][0].clone())
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("the user declined: disk was not run"),
+        "{results:?}"
+    );
+}
+
+#[test]
 fn in_a_session_a_long_question_shows_every_argument_and_ctrl_c_declines() {
     let reason = "Listing the size of the temporary folder the user asked about. ".repeat(3);
     let args = json!({"a_reason": reason, "path": "/home/user/.ssh", "delete": true});
