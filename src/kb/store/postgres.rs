@@ -38,6 +38,9 @@ pub(crate) struct Postgres {
     /// The URL without its password.
     place: String,
     statements: RefCell<HashMap<String, Statement>>,
+    /// A rebuild (`kb sync --full`) in progress on this connection: its tables are made in a
+    /// schema beside the base's, `ai_kbnew_NAME`, switched in when it is done ([`Self::switch`]).
+    rebuilding: std::cell::Cell<bool>,
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
@@ -251,6 +254,15 @@ CREATE TABLE unread (
 impl Postgres {
     /// Connect to the server at `url` and open (with `create`, make) the tables of `name`.
     pub(crate) fn open(name: &str, url: &str, create: bool) -> Result<Postgres> {
+        let pg = Postgres::connect(name, url)?;
+        pg.prepare(create)?;
+        Ok(pg)
+    }
+
+    /// Connect to the server at `url` for a rebuild of `name` (`kb sync --full`): the base's
+    /// tables are not looked at, so a damaged base can be rebuilt; [`Self::reset`] makes new
+    /// ones, once the sync holds the base's lock.
+    pub(crate) fn connect(name: &str, url: &str) -> Result<Postgres> {
         let place = redact(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             Error::config(format!(
@@ -296,18 +308,26 @@ impl Postgres {
                 .hint("check that the server runs and accepts connections, then try again"),
             }
         })?;
-        let pg = Postgres {
+        Ok(Postgres {
             client: RefCell::new(client),
             name: name.to_owned(),
             place,
             statements: RefCell::new(HashMap::new()),
-        };
-        pg.prepare(create)?;
-        Ok(pg)
+            rebuilding: std::cell::Cell::new(false),
+        })
     }
 
     fn schema(&self) -> String {
-        quote_ident(&format!("ai_kb_{}", self.name))
+        if self.rebuilding.get() {
+            self.beside()
+        } else {
+            quote_ident(&format!("ai_kb_{}", self.name))
+        }
+    }
+
+    /// The schema a rebuild is made in (no base's: their schemas start `ai_kb_`).
+    fn beside(&self) -> String {
+        quote_ident(&format!("ai_kbnew_{}", self.name))
     }
 
     fn err(&self, e: &postgres::Error) -> StoreError {
@@ -533,11 +553,37 @@ impl Postgres {
         )?)
     }
 
-    /// Make the base's tables again, empty (the session keeps its sync lock).
+    /// Make the base's tables again, empty, beside the old ones (the session keeps its sync
+    /// lock). Searches and grounded turns meanwhile keep the whole old index, never none or a part;
+    /// what a rebuild that died left there is dropped first.
     pub(crate) fn reset(&self) -> Result<()> {
-        self.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema()))?;
+        self.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.beside()))?;
+        self.rebuilding.set(true);
         self.statements.borrow_mut().clear();
         self.prepare(true)
+    }
+
+    /// Put a finished rebuild in the place of the base's tables, in one transaction.
+    pub(crate) fn switch(&self) -> Result<()> {
+        if !self.rebuilding.get() {
+            return Ok(());
+        }
+        let beside = self.schema();
+        self.rebuilding.set(false);
+        let schema = self.schema();
+        self.statements.borrow_mut().clear();
+        let done = self.exec(&format!(
+            "BEGIN;
+             DROP SCHEMA IF EXISTS {schema} CASCADE;
+             ALTER SCHEMA {beside} RENAME TO {schema};
+             SET search_path = {schema}, public;
+             COMMIT;"
+        ));
+        if let Err(e) = done {
+            self.exec("ROLLBACK").ok();
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// The size of the vectors column, when it has one.
