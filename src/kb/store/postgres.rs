@@ -29,6 +29,8 @@ use super::{
 use crate::error::{Error, Result};
 use crate::kb::linked;
 
+mod records;
+
 /// Bumped when the tables change shape; a newer one is refused with a hint.
 pub(crate) const SCHEMA: u32 = 2;
 
@@ -251,6 +253,13 @@ CREATE TABLE unread (
 impl Postgres {
     /// Connect to the server at `url` and open (with `create`, make) the tables of `name`.
     pub(crate) fn open(name: &str, url: &str, create: bool) -> Result<Postgres> {
+        let pg = Postgres::connect(name, url)?;
+        pg.prepare(create)?;
+        Ok(pg)
+    }
+
+    /// Connect to the server at `url` for knowledge base `name`.
+    fn connect(name: &str, url: &str) -> Result<Postgres> {
         let place = redact(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             Error::config(format!(
@@ -296,14 +305,12 @@ impl Postgres {
                 .hint("check that the server runs and accepts connections, then try again"),
             }
         })?;
-        let pg = Postgres {
+        Ok(Postgres {
             client: RefCell::new(client),
             name: name.to_owned(),
             place,
             statements: RefCell::new(HashMap::new()),
-        };
-        pg.prepare(create)?;
-        Ok(pg)
+        })
     }
 
     fn schema(&self) -> String {
@@ -408,24 +415,7 @@ impl Postgres {
             ));
             if let Err(e) = made {
                 self.exec("ROLLBACK").ok();
-                if let Some(ext) = ["vector", "pg_trgm", "unaccent"]
-                    .into_iter()
-                    .find(|x| e.detail.contains(&format!("\"{x}\"")))
-                {
-                    let package = if ext == "vector" {
-                        "pgvector"
-                    } else {
-                        "postgresql-contrib"
-                    };
-                    return Err(Error::config(format!(
-                        "the server of knowledge base {} ({}) cannot load the extension {ext}: {}",
-                        self.name, self.place, e.detail
-                    ))
-                    .hint(format!(
-                        "install {package} on the server (or ask its administrator to run: CREATE EXTENSION {ext})"
-                    )));
-                }
-                return Err(e.into());
+                return Err(self.extension_error(e));
             }
         }
         self.exec(&format!("SET search_path = {schema}, public"))?;
@@ -452,6 +442,29 @@ impl Postgres {
             )
             .into()),
         }
+    }
+
+    /// A failure making the base's tables, naming the extension the server lacks when that
+    /// is why.
+    fn extension_error(&self, e: StoreError) -> Error {
+        if let Some(ext) = ["vector", "pg_trgm", "unaccent"]
+            .into_iter()
+            .find(|x| e.detail.contains(&format!("\"{x}\"")))
+        {
+            let package = if ext == "vector" {
+                "pgvector"
+            } else {
+                "postgresql-contrib"
+            };
+            return Error::config(format!(
+                "the server of knowledge base {} ({}) cannot load the extension {ext}: {}",
+                self.name, self.place, e.detail
+            ))
+            .hint(format!(
+                "install {package} on the server (or ask its administrator to run: CREATE EXTENSION {ext})"
+            ));
+        }
+        e.into()
     }
 
     /// Schema 1 to 2: the links and unread tables, and every note marked to be read again
@@ -538,6 +551,18 @@ impl Postgres {
         self.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema()))?;
         self.statements.borrow_mut().clear();
         self.prepare(true)
+    }
+
+    /// Before the first vector: the column takes its size, and the HNSW index is made.
+    fn size_vectors(&self, dims: usize) -> StoreResult<()> {
+        if self.vector_dims()?.is_none() {
+            self.exec(&format!(
+                "ALTER TABLE chunks ALTER COLUMN vector TYPE vector({dims});
+                 CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);"
+            ))?;
+            self.statements.borrow_mut().clear();
+        }
+        Ok(())
     }
 
     /// The size of the vectors column, when it has one.
@@ -944,15 +969,7 @@ impl Store for Postgres {
     }
 
     fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()> {
-        if self.vector_dims()?.is_none() {
-            // The size is known now: the column takes it, and the HNSW index is made.
-            let dims = v.len();
-            self.exec(&format!(
-                "ALTER TABLE chunks ALTER COLUMN vector TYPE vector({dims});
-                 CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);"
-            ))?;
-            self.statements.borrow_mut().clear();
-        }
+        self.size_vectors(v.len())?;
         let v = pgvector::Vector::from(v.to_vec());
         self.execute("UPDATE chunks SET vector = $2 WHERE c = $1", &[&c, &v])
             .map(|_| ())
