@@ -29,6 +29,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::kb::linked;
 
+mod batch;
 mod records;
 
 /// Bumped when the tables change shape; a newer one is refused with a hint.
@@ -975,6 +976,18 @@ impl Store for Postgres {
             .map(|_| ())
     }
 
+    fn set_vectors(&self, rows: &[(i64, Vec<f32>)]) -> StoreResult<()> {
+        self.set_vectors_at_once(rows)
+    }
+
+    fn embed_inputs(&self, cs: &[i64]) -> StoreResult<Vec<(String, String, String)>> {
+        self.embed_inputs_at_once(cs)
+    }
+
+    fn insert_passages(&self, n: i64, rows: &[(PassageRow<'_>, Keywords)]) -> StoreResult<()> {
+        self.insert_passages_at_once(n, rows)
+    }
+
     fn finish_sync(&self, _dims: usize) -> StoreResult<()> {
         Ok(())
     }
@@ -1248,20 +1261,7 @@ impl Store for Postgres {
     }
 
     fn set_links(&self, n: i64, links: &[linked::Written]) -> StoreResult<()> {
-        self.execute("DELETE FROM links WHERE note = $1", &[&n])?;
-        for l in links {
-            self.execute(
-                "INSERT INTO links (note, line, wiki, name, key) VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &n,
-                    &i64::from(l.line),
-                    &l.wiki,
-                    &l.name,
-                    &linked::key(&l.name),
-                ],
-            )?;
-        }
-        Ok(())
+        self.set_links_at_once(n, links)
     }
 
     fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>> {
