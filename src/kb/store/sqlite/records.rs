@@ -4,7 +4,8 @@ use rusqlite::params;
 
 use super::super::{Keywords, LinkRecord, NoteRecord, PassageRecord, Records, Store, StoreResult};
 use super::Sqlite;
-use crate::kb::vectors;
+// The SQLite store's own encoding of vectors, as `sqlite.rs` imports it.
+use super::vectors;
 
 impl Records for Sqlite {
     fn begin_reading(&self) -> StoreResult<()> {
