@@ -459,6 +459,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Notes, passages, size on disk, embedding model and last sync of a knowledge base')
             [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Move a knowledge base''s index to another store as it is, without embedding anything again (notes, passages, vectors, links, sync state); its config then points there. The index it leaves is not changed')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
             [CompletionResult]::new('model', 'model', [CompletionResultType]::ParameterValue, 'Local embedding models (--embed local): download, list, remove')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -517,6 +518,16 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
         }
         'ai;kb;show' {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'ai;kb;copy' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to: postgres://USER@HOST/DATABASE (password from PGPASSWORD or ~/.pgpass), `postgres` for the URL in AI_KB_DATABASE_URL, or `sqlite` for a file in the home folder')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the base''s index that the target already holds')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print what was copied as JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reply and errors (no notices)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -589,6 +600,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Notes, passages, size on disk, embedding model and last sync of a knowledge base')
             [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Move a knowledge base''s index to another store as it is, without embedding anything again (notes, passages, vectors, links, sync state); its config then points there. The index it leaves is not changed')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
             [CompletionResult]::new('model', 'model', [CompletionResultType]::ParameterValue, 'Local embedding models (--embed local): download, list, remove')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -610,6 +622,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;kb;help;show' {
+            break
+        }
+        'ai;kb;help;copy' {
             break
         }
         'ai;kb;help;remove' {
@@ -807,6 +822,7 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Notes, passages, size on disk, embedding model and last sync of a knowledge base')
             [CompletionResult]::new('search', 'search', [CompletionResultType]::ParameterValue, 'Search a knowledge base: the best notes and their passages')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print one note')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Move a knowledge base''s index to another store as it is, without embedding anything again (notes, passages, vectors, links, sync state); its config then points there. The index it leaves is not changed')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Forget a knowledge base: deletes its index, never the notes')
             [CompletionResult]::new('model', 'model', [CompletionResultType]::ParameterValue, 'Local embedding models (--embed local): download, list, remove')
             break
@@ -827,6 +843,9 @@ Register-ArgumentCompleter -Native -CommandName 'ai' -ScriptBlock {
             break
         }
         'ai;help;kb;show' {
+            break
+        }
+        'ai;help;kb;copy' {
             break
         }
         'ai;help;kb;remove' {

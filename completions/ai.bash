@@ -196,6 +196,9 @@ _ai() {
             ai__subcmd__help__subcmd__kb,add)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__add"
                 ;;
+            ai__subcmd__help__subcmd__kb,copy)
+                cmd="ai__subcmd__help__subcmd__kb__subcmd__copy"
+                ;;
             ai__subcmd__help__subcmd__kb,list)
                 cmd="ai__subcmd__help__subcmd__kb__subcmd__list"
                 ;;
@@ -244,6 +247,9 @@ _ai() {
             ai__subcmd__kb,add)
                 cmd="ai__subcmd__kb__subcmd__add"
                 ;;
+            ai__subcmd__kb,copy)
+                cmd="ai__subcmd__kb__subcmd__copy"
+                ;;
             ai__subcmd__kb,help)
                 cmd="ai__subcmd__kb__subcmd__help"
                 ;;
@@ -270,6 +276,9 @@ _ai() {
                 ;;
             ai__subcmd__kb__subcmd__help,add)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__add"
+                ;;
+            ai__subcmd__kb__subcmd__help,copy)
+                cmd="ai__subcmd__kb__subcmd__help__subcmd__copy"
                 ;;
             ai__subcmd__kb__subcmd__help,help)
                 cmd="ai__subcmd__kb__subcmd__help__subcmd__help"
@@ -1225,7 +1234,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__kb)
-            opts="add sync list stats search show remove model"
+            opts="add sync list stats search show copy remove model"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1239,6 +1248,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__help__subcmd__kb__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__help__subcmd__kb__subcmd__copy)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1561,7 +1584,7 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb)
-            opts="-q -h --quiet --help add sync list stats search show remove model help"
+            opts="-q -h --quiet --help add sync list stats search show copy remove model help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1612,8 +1635,26 @@ _ai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ai__subcmd__kb__subcmd__copy)
+            opts="-q -h --to --force --json --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ai__subcmd__kb__subcmd__help)
-            opts="add sync list stats search show remove model help"
+            opts="add sync list stats search show copy remove model help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1627,6 +1668,20 @@ _ai() {
             return 0
             ;;
         ai__subcmd__kb__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ai__subcmd__kb__subcmd__help__subcmd__copy)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -422,6 +422,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand stats 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
             cand search 'Search a knowledge base: the best notes and their passages'
             cand show 'Print one note'
+            cand copy 'Move a knowledge base''s index to another store as it is, without embedding anything again (notes, passages, vectors, links, sync state); its config then points there. The index it leaves is not changed'
             cand remove 'Forget a knowledge base: deletes its index, never the notes'
             cand model 'Local embedding models (--embed local): download, list, remove'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -474,6 +475,15 @@ set edit:completion:arg-completer[ai] = {|@words|
         }
         &'ai;kb;show'= {
             cand --json 'Print JSON'
+            cand -q 'Print only the reply and errors (no notices)'
+            cand --quiet 'Print only the reply and errors (no notices)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'ai;kb;copy'= {
+            cand --to 'Where to: postgres://USER@HOST/DATABASE (password from PGPASSWORD or ~/.pgpass), `postgres` for the URL in AI_KB_DATABASE_URL, or `sqlite` for a file in the home folder'
+            cand --force 'Replace the base''s index that the target already holds'
+            cand --json 'Print what was copied as JSON'
             cand -q 'Print only the reply and errors (no notices)'
             cand --quiet 'Print only the reply and errors (no notices)'
             cand -h 'Print help'
@@ -535,6 +545,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand stats 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
             cand search 'Search a knowledge base: the best notes and their passages'
             cand show 'Print one note'
+            cand copy 'Move a knowledge base''s index to another store as it is, without embedding anything again (notes, passages, vectors, links, sync state); its config then points there. The index it leaves is not changed'
             cand remove 'Forget a knowledge base: deletes its index, never the notes'
             cand model 'Local embedding models (--embed local): download, list, remove'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -550,6 +561,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;kb;help;search'= {
         }
         &'ai;kb;help;show'= {
+        }
+        &'ai;kb;help;copy'= {
         }
         &'ai;kb;help;remove'= {
         }
@@ -706,6 +719,7 @@ set edit:completion:arg-completer[ai] = {|@words|
             cand stats 'Notes, passages, size on disk, embedding model and last sync of a knowledge base'
             cand search 'Search a knowledge base: the best notes and their passages'
             cand show 'Print one note'
+            cand copy 'Move a knowledge base''s index to another store as it is, without embedding anything again (notes, passages, vectors, links, sync state); its config then points there. The index it leaves is not changed'
             cand remove 'Forget a knowledge base: deletes its index, never the notes'
             cand model 'Local embedding models (--embed local): download, list, remove'
         }
@@ -720,6 +734,8 @@ set edit:completion:arg-completer[ai] = {|@words|
         &'ai;help;kb;search'= {
         }
         &'ai;help;kb;show'= {
+        }
+        &'ai;help;kb;copy'= {
         }
         &'ai;help;kb;remove'= {
         }

@@ -448,6 +448,22 @@ pub(crate) enum KbAction {
         #[arg(long)]
         json: bool,
     },
+    /// Move a knowledge base's index to another store as it is, without embedding anything
+    /// again (notes, passages, vectors, links, sync state); its config then points there. The
+    /// index it leaves is not changed.
+    Copy {
+        name: String,
+        /// Where to: postgres://USER@HOST/DATABASE (password from PGPASSWORD or ~/.pgpass),
+        /// `postgres` for the URL in AI_KB_DATABASE_URL, or `sqlite` for a file in the home folder.
+        #[arg(long, value_name = "STORE")]
+        to: String,
+        /// Replace the base's index that the target already holds.
+        #[arg(long)]
+        force: bool,
+        /// Print what was copied as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Forget a knowledge base: deletes its index, never the notes.
     Remove { name: String },
     /// Local embedding models (--embed local): download, list, remove.

@@ -40,6 +40,8 @@ mod hostile_bounds;
 mod hostile_signals;
 #[path = "suite/kb.rs"]
 mod kb;
+#[path = "suite/kb_copy.rs"]
+mod kb_copy;
 #[path = "suite/kb_embed.rs"]
 mod kb_embed;
 #[path = "suite/kb_files.rs"]

@@ -1,4 +1,4 @@
-//! `ai kb add | sync | list | stats | search | show | remove`.
+//! `ai kb add | sync | list | stats | search | show | copy | remove`.
 
 use comfy_table::{Table, presets};
 use serde::Serialize;
@@ -80,6 +80,12 @@ pub(crate) fn run(action: KbAction, quiet: bool) -> Result<()> {
             rerank.as_deref(),
         ),
         KbAction::Show { name, id, json } => show(&ctx, &name, &id, json),
+        KbAction::Copy {
+            name,
+            to,
+            force,
+            json,
+        } => copy(&ctx, &name, &to, force, json),
         KbAction::Remove { name } => remove(&ctx, &name),
         KbAction::Model { action } => model(&ctx, action),
     }
@@ -500,7 +506,8 @@ fn orphan_indexes(ctx: &Ctx) -> Vec<String> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_str()?.strip_suffix(".sqlite")?.to_owned();
-            (!name.is_empty() && !ctx.config.kb.bases.contains_key(&name))
+            // (`NAME.rebuild.sqlite`, `NAME.copy.sqlite`: a rebuild's or a copy's, not a base's)
+            (valid_name(&name) && !ctx.config.kb.bases.contains_key(&name))
                 .then(|| format!("{}.sqlite", output::sanitize(&name)))
         })
         .collect();
@@ -852,6 +859,34 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
         let from: Vec<String> = linked_from.iter().map(name_of).collect();
         ctx.ui
             .notice(&format!("ai: linked from: {}", from.join(" · ")));
+    }
+    Ok(())
+}
+
+fn copy(ctx: &Ctx, name: &str, to: &str, force: bool, json: bool) -> Result<()> {
+    let copied =
+        kb::copy::run(&ctx.home, &ctx.config, name, to, force, &ctx.ui).inspect_err(|e| {
+            if matches!(e, Error::Interrupted) {
+                ctx.ui.notice(&format!(
+                    "ai: copy of {name} stopped; nothing was changed, {name} is where it was"
+                ));
+            }
+        })?;
+    if json {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            name: &'a str,
+            store: String,
+            #[serde(flatten)]
+            copied: &'a kb::copy::Copied,
+        }
+        let config = Config::load(&ctx.home)?;
+        let store = store::place(&ctx.home, name, kb::base(&config, name)?);
+        return print_json(&Out {
+            name,
+            store,
+            copied: &copied,
+        });
     }
     Ok(())
 }

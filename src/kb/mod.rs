@@ -9,9 +9,11 @@
 //!   Ollama), batched, retried, checked and normalized.
 //! - `store`: the SQLite index; `vectors`: its quantized side file for vector search.
 //! - `sync`: bringing an index up to date, incrementally; `search`: hybrid search.
+//! - `copy`: a base moved to another store as it is (`ai kb copy`).
 //! - `ground`: what a grounded turn adds to its prompt.
 
 pub(crate) mod chunk;
+pub(crate) mod copy;
 pub(crate) mod document;
 pub(crate) mod embed;
 pub(crate) mod fresh;

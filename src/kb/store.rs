@@ -282,6 +282,15 @@ pub(crate) trait Store {
     fn delete_passages(&self, n: i64) -> StoreResult<bool>;
     fn insert_passage(&self, n: i64, p: &PassageRow<'_>) -> StoreResult<i64>;
     fn index_keywords(&self, c: i64, k: &Keywords) -> StoreResult<()>;
+    /// Note `n`'s passages in order, each with its keywords (a store with a server writes them
+    /// in one round trip).
+    fn insert_passages(&self, n: i64, rows: &[(PassageRow<'_>, Keywords)]) -> StoreResult<()> {
+        for (p, k) in rows {
+            let c = self.insert_passage(n, p)?;
+            self.index_keywords(c, k)?;
+        }
+        Ok(())
+    }
     fn unindex(&self, c: i64) -> StoreResult<()>;
     /// Mark the vectors changed (inside the caller's transaction).
     fn vectors_changed(&self) -> StoreResult<()>;
@@ -289,8 +298,19 @@ pub(crate) trait Store {
     fn unembedded(&self) -> StoreResult<Vec<(i64, usize)>>;
     /// What is embedded for passage `c`: `(heading, text, note title)`.
     fn embed_input(&self, c: i64) -> StoreResult<(String, String, String)>;
+    /// [`Store::embed_input`] of several passages, in their order.
+    fn embed_inputs(&self, cs: &[i64]) -> StoreResult<Vec<(String, String, String)>> {
+        cs.iter().map(|c| self.embed_input(*c)).collect()
+    }
     /// Store passage `c`'s (normalized) vector.
     fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()>;
+    /// [`Store::set_vector`] of several passages.
+    fn set_vectors(&self, rows: &[(i64, Vec<f32>)]) -> StoreResult<()> {
+        for (c, v) in rows {
+            self.set_vector(*c, v)?;
+        }
+        Ok(())
+    }
     /// After a sync wrote everything: derived structures brought up to date (the side file of
     /// vectors, the write-ahead log folded back).
     fn finish_sync(&self, dims: usize) -> StoreResult<()>;
@@ -333,6 +353,77 @@ pub(crate) trait Store {
     fn set_unread(&self, path: &str, stat: (i64, i64), why: Option<&str>) -> StoreResult<()>;
 }
 
+/// A note's row whole, as `kb copy` moves it from one store to another.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NoteRecord {
+    pub(crate) n: i64,
+    pub(crate) id: String,
+    pub(crate) path: String,
+    pub(crate) title: String,
+    pub(crate) ordering: Option<String>,
+    pub(crate) hash: String,
+    pub(crate) size: i64,
+    pub(crate) mtime: i64,
+    /// One alias a line.
+    pub(crate) aliases: String,
+    pub(crate) lang: Option<String>,
+}
+
+/// A passage's row whole (its vector normalized, as stored), as `kb copy` moves it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PassageRecord {
+    pub(crate) c: i64,
+    pub(crate) note: i64,
+    pub(crate) seq: i64,
+    pub(crate) heading: String,
+    pub(crate) start_line: u32,
+    pub(crate) end_line: u32,
+    pub(crate) text: String,
+    pub(crate) hash: String,
+    pub(crate) vector: Option<Vec<f32>>,
+}
+
+/// A link's row, as `kb copy` moves it (`key` as [`super::linked::key`] made it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LinkRecord {
+    pub(crate) note: i64,
+    pub(crate) line: i64,
+    pub(crate) wiki: bool,
+    pub(crate) name: String,
+    pub(crate) key: String,
+}
+
+/// An index read and written whole, row by row, by `kb copy` (`kb/copy.rs`): pages of rows in
+/// their order, and the same rows written into a new index with their row numbers, so the
+/// copy searches, ranks and links as the original does. The keyword tables are not read (a
+/// SQLite index keeps no text of them): the copy makes them again from the rows.
+pub(crate) trait Records {
+    /// Read everything that follows in one consistent state of the index (until
+    /// [`Store::rollback`]).
+    fn begin_reading(&self) -> StoreResult<()>;
+    /// Every `meta` entry.
+    fn meta_all(&self) -> StoreResult<Vec<(String, String)>>;
+    /// At most `limit` notes with a row number above `after`, in order.
+    fn notes_after(&self, after: i64, limit: usize) -> StoreResult<Vec<NoteRecord>>;
+    /// At most `limit` passages with a row number above `after`, in order.
+    fn passages_after(&self, after: i64, limit: usize) -> StoreResult<Vec<PassageRecord>>;
+    /// At most `limit` links after position `after`, in their order, each with its position.
+    fn links_after(&self, after: i64, limit: usize) -> StoreResult<Vec<(i64, LinkRecord)>>;
+    /// How many links it holds.
+    fn link_count(&self) -> StoreResult<u64>;
+    /// Write notes read from another index, with their row numbers.
+    fn put_notes(&self, rows: &[NoteRecord]) -> StoreResult<()>;
+    /// Write passages read from another index, with their row numbers and their keywords.
+    fn put_passages(&self, rows: &[(PassageRecord, Option<Keywords>)]) -> StoreResult<()>;
+    fn put_links(&self, rows: &[LinkRecord]) -> StoreResult<()>;
+    /// After the rows, inside the copy's transaction: what follows from them (the row
+    /// counters, the vector column's size and its index, the vector generation).
+    fn finish_copy(&self, dims: usize) -> StoreResult<()>;
+    /// Last, inside the copy's transaction: the copy takes the base's place in the store (on
+    /// a server, replacing what is there only with `force`).
+    fn switch_copy(&self, force: bool) -> Result<()>;
+}
+
 /// The store behind an index.
 pub(crate) enum Backing {
     Sqlite(sqlite::Sqlite),
@@ -358,6 +449,15 @@ impl Deref for Index {
 }
 
 impl Index {
+    /// The index as `kb copy` reads and writes it.
+    pub(crate) fn records(&self) -> &dyn Records {
+        match &self.backing {
+            Backing::Sqlite(s) => s,
+            #[cfg(feature = "postgres")]
+            Backing::Postgres(p) => p.as_ref(),
+        }
+    }
+
     /// Open the index of `name`; with `create`, make it (and its folder) when missing.
     pub(crate) fn open(home: &Home, name: &str, create: bool) -> Result<Index> {
         Index::open_at(home, name, file(home, name), create)
@@ -438,9 +538,58 @@ impl Drop for Tx<'_> {
     }
 }
 
-/// Remove an index and its side files (and a rebuild left beside it). Notes are never touched.
+/// Where `kb copy` builds a SQLite index before putting it in place (a copy killed midway leaves
+/// it there; the next copy starts it again).
+pub(crate) fn staging(home: &Home, name: &str) -> PathBuf {
+    dir(home).join(format!("{name}.copy.sqlite"))
+}
+
+/// A new, empty index of `name` for `kb copy` to fill, in one transaction that nothing else
+/// sees until it is committed: on a server, a schema of the copy's own that takes the base's
+/// place at the end ([`Records::switch_copy`]); as a SQLite file, a file at [`staging`] that
+/// [`switch`] puts in place after the commit. A target that already holds the base is refused
+/// without `force`.
+pub(crate) fn create_copy(
+    home: &Home,
+    name: &str,
+    base: &BaseConfig,
+    force: bool,
+) -> Result<Index> {
+    match server(name, base)? {
+        #[cfg(feature = "postgres")]
+        Some(url) => Ok(Index {
+            name: name.to_owned(),
+            backing: Backing::Postgres(Box::new(postgres::Postgres::create_copy(
+                name, &url, force,
+            )?)),
+        }),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => unreachable!("server() refuses URLs without the postgres feature"),
+        None => {
+            let path = file(home, name);
+            if path.exists() && !force {
+                return Err(Error::usage(format!(
+                    "{} already holds an index of knowledge base {name}",
+                    path.display()
+                ))
+                .hint(format!(
+                    "replace it with: ai kb copy {name} --to sqlite --force"
+                )));
+            }
+            let at = staging(home, name);
+            remove_at(&at)?;
+            let ix = Index::open_at(home, name, at, true)?;
+            ix.begin()?;
+            Ok(ix)
+        }
+    }
+}
+
+/// Remove an index and its side files (and a rebuild or a copy left beside it). Notes are
+/// never touched.
 pub(crate) fn remove(home: &Home, name: &str) -> Result<bool> {
     remove_at(&beside(home, name))?;
+    remove_at(&staging(home, name))?;
     remove_at(&file(home, name))
 }
 

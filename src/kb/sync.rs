@@ -516,27 +516,41 @@ fn update_note_meta(ix: &Index, _t: &Tx<'_>, k: &Known, entry: &Entry, note: &No
 /// aliases), its trigrams as folded text. Embedded notes and images (`![[…]]`) are no text of
 /// the passage.
 fn index_text(ix: &Index, c: i64, note: &Note, heading: &str, text: &str) -> Result<()> {
-    let text = note::without_embeds(text);
-    let stems = lang::Stems::new(note.lang);
-    let aliases = note.aliases.join(" ; ");
-    let gram_title = if aliases.is_empty() {
-        fold(&note.title)
-    } else {
-        fold(&format!("{} ; {aliases}", note.title))
-    };
-    ix.index_keywords(
-        c,
-        &Keywords {
-            title: stems.text(&note.title),
-            aliases: stems.text(&aliases),
-            heading: stems.text(heading),
-            text: stems.text(&text),
-            gram_title,
-            gram_heading: fold(heading),
-            gram_text: fold(&text),
-        },
-    )?;
+    let k = keywords(&note.title, &note.aliases, note.lang, heading, text);
+    ix.index_keywords(c, &k)?;
     Ok(())
+}
+
+/// What the keyword tables hold of a passage with `heading` and `text` in a note with `title`,
+/// `aliases` and language `lang` (also what `kb copy` indexes from the rows it copies).
+pub(crate) fn keywords(
+    title: &str,
+    aliases: &[impl AsRef<str>],
+    lang: lang::Lang,
+    heading: &str,
+    text: &str,
+) -> Keywords {
+    let text = note::without_embeds(text);
+    let stems = lang::Stems::new(lang);
+    let aliases = aliases
+        .iter()
+        .map(AsRef::as_ref)
+        .collect::<Vec<&str>>()
+        .join(" ; ");
+    let gram_title = if aliases.is_empty() {
+        fold(title)
+    } else {
+        fold(&format!("{title} ; {aliases}"))
+    };
+    Keywords {
+        title: stems.text(title),
+        aliases: stems.text(&aliases),
+        heading: stems.text(heading),
+        text: stems.text(&text),
+        gram_title,
+        gram_heading: fold(heading),
+        gram_text: fold(&text),
+    }
 }
 
 fn delete_note(ix: &Index, _t: &Tx<'_>, n: i64) -> Result<()> {
@@ -579,24 +593,36 @@ fn replace_note(
     ix.set_links(n, &note.links)?;
     let chunks = chunk::split(&note.body, note.first_line, entry.kind, budget);
     let mut reused = false;
-    for (seq, ch) in chunks.iter().enumerate() {
-        let hash = chunk_hash(&ch.heading, &ch.text);
-        let vector = kept.remove(&hash);
-        reused |= vector.is_some();
-        let c = ix.insert_passage(
-            n,
-            &PassageRow {
-                seq: seq as i64,
-                heading: &ch.heading,
-                start_line: ch.start_line,
-                end_line: ch.end_line,
-                text: &ch.text,
-                hash: &hash,
-                vector: vector.as_deref(),
-            },
-        )?;
-        index_text(ix, c, note, &ch.heading, &ch.text)?;
-    }
+    let found: Vec<(String, Option<Vec<f32>>)> = chunks
+        .iter()
+        .map(|ch| {
+            let hash = chunk_hash(&ch.heading, &ch.text);
+            let vector = kept.remove(&hash);
+            reused |= vector.is_some();
+            (hash, vector)
+        })
+        .collect();
+    // All of the note's passages at once (one round trip to a server).
+    let rows: Vec<(PassageRow<'_>, Keywords)> = chunks
+        .iter()
+        .zip(&found)
+        .enumerate()
+        .map(|(seq, (ch, (hash, vector)))| {
+            (
+                PassageRow {
+                    seq: seq as i64,
+                    heading: &ch.heading,
+                    start_line: ch.start_line,
+                    end_line: ch.end_line,
+                    text: &ch.text,
+                    hash,
+                    vector: vector.as_deref(),
+                },
+                keywords(&note.title, &note.aliases, note.lang, &ch.heading, &ch.text),
+            )
+        })
+        .collect();
+    ix.insert_passages(n, &rows)?;
     if reused {
         ix.vectors_changed()?;
     }
@@ -626,11 +652,12 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
             progress.finish();
             return Err(Error::Interrupted);
         }
-        let mut texts: Vec<(String, String)> = Vec::with_capacity(range.len());
-        for j in range.clone() {
-            let (heading, text, title) = ix.embed_input(todo[j].0)?;
-            texts.push((embed_text(&heading, &text), title));
-        }
+        let cs: Vec<i64> = range.clone().map(|j| todo[j].0).collect();
+        let texts: Vec<(String, String)> = ix
+            .embed_inputs(&cs)?
+            .into_iter()
+            .map(|(heading, text, title)| (embed_text(&heading, &text), title))
+            .collect();
         let inputs: Vec<Input<'_>> = texts
             .iter()
             .map(|(text, title)| Input {
@@ -671,10 +698,15 @@ fn embed_missing(ix: &Index, e: &Embedder, ui: &Ui) -> Result<u64> {
             ix.set_meta("dimensions", Some(&len.to_string()))?;
             dims = Some(len);
         }
-        for (j, mut v) in range.clone().zip(got) {
-            vectors::normalize(&mut v);
-            ix.set_vector(todo[j].0, &v)?;
-        }
+        let rows: Vec<(i64, Vec<f32>)> = range
+            .clone()
+            .zip(got)
+            .map(|(j, mut v)| {
+                vectors::normalize(&mut v);
+                (todo[j].0, v)
+            })
+            .collect();
+        ix.set_vectors(&rows)?;
         ix.vectors_changed()?;
         t.commit()?;
         done += range.len() as u64;

@@ -411,6 +411,32 @@ impl Pg {
         String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
     }
 
+    #[allow(dead_code)]
+    /// A session of its own that runs `sql` in `db` and stays open, holding the locks it took,
+    /// until the [`Held`] is dropped.
+    pub fn hold(&self, db: &str, sql: &str) -> Held {
+        use std::io::Write;
+        let mut child = Command::new(self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-At", "-q"])
+            .arg("-p")
+            .arg(self.port.to_string())
+            .arg("-d")
+            .arg(db)
+            .env("PGPASSWORD", PASSWORD)
+            .env_remove("PGSERVICEFILE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("psql");
+        let mut pipe = child.stdin.take().expect("psql's stdin");
+        writeln!(pipe, "{sql}").expect("write to psql");
+        Held {
+            child,
+            pipe: Some(pipe),
+        }
+    }
+
     fn psql_command(&self, db: &str, sql: &str) -> Command {
         let mut c = Command::new(self.bin.join("psql"));
         c.args([
@@ -471,6 +497,19 @@ impl Pg {
     /// The folder of the server (its log is `log` in it).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+/// A session [`Pg::hold`] keeps open; dropped, it ends (and its locks are let go).
+pub struct Held {
+    child: Child,
+    pipe: Option<ChildStdin>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        drop(self.pipe.take());
+        let _ = self.child.wait();
     }
 }
 

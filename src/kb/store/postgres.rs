@@ -31,6 +31,9 @@ use super::{
 use crate::error::{Error, Result};
 use crate::kb::linked;
 
+mod batch;
+mod records;
+
 /// Bumped when the tables change shape; a newer one is refused with a hint.
 pub(crate) const SCHEMA: u32 = 2;
 
@@ -648,24 +651,7 @@ impl Postgres {
             ));
             if let Err(e) = made {
                 self.exec("ROLLBACK").ok();
-                if let Some(ext) = ["vector", "pg_trgm", "unaccent"]
-                    .into_iter()
-                    .find(|x| e.detail.contains(&format!("\"{x}\"")))
-                {
-                    let package = if ext == "vector" {
-                        "pgvector"
-                    } else {
-                        "postgresql-contrib"
-                    };
-                    return Err(Error::config(format!(
-                        "the server of knowledge base {} ({}) cannot load the extension {ext}: {}",
-                        self.name, self.place, e.detail
-                    ))
-                    .hint(format!(
-                        "install {package} on the server (or ask its administrator to run: CREATE EXTENSION {ext})"
-                    )));
-                }
-                return Err(e.into());
+                return Err(self.extension_error(e));
             }
         }
         self.exec(&format!("SET search_path = {schema}, public"))?;
@@ -692,6 +678,29 @@ impl Postgres {
             )
             .into()),
         }
+    }
+
+    /// A failure making the base's tables, naming the extension the server lacks when that
+    /// is why.
+    fn extension_error(&self, e: StoreError) -> Error {
+        if let Some(ext) = ["vector", "pg_trgm", "unaccent"]
+            .into_iter()
+            .find(|x| e.detail.contains(&format!("\"{x}\"")))
+        {
+            let package = if ext == "vector" {
+                "pgvector"
+            } else {
+                "postgresql-contrib"
+            };
+            return Error::config(format!(
+                "the server of knowledge base {} ({}) cannot load the extension {ext}: {}",
+                self.name, self.place, e.detail
+            ))
+            .hint(format!(
+                "install {package} on the server (or ask its administrator to run: CREATE EXTENSION {ext})"
+            ));
+        }
+        e.into()
     }
 
     /// Schema 1 to 2: the links and unread tables, and every note marked to be read again
@@ -781,6 +790,18 @@ impl Postgres {
         self.rebuilding.set(true);
         self.statements.borrow_mut().clear();
         self.prepare(true)
+    }
+
+    /// Before the first vector: the column takes its size, and the HNSW index is made.
+    fn size_vectors(&self, dims: usize) -> StoreResult<()> {
+        if self.vector_dims()?.is_none() {
+            self.exec(&format!(
+                "ALTER TABLE chunks ALTER COLUMN vector TYPE vector({dims});
+                 CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);"
+            ))?;
+            self.statements.borrow_mut().clear();
+        }
+        Ok(())
     }
 
     /// Put a finished rebuild in the place of the base's tables, in one transaction.
@@ -1210,18 +1231,22 @@ impl Store for Postgres {
     }
 
     fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()> {
-        if self.vector_dims()?.is_none() {
-            // The size is known now: the column takes it, and the HNSW index is made.
-            let dims = v.len();
-            self.exec(&format!(
-                "ALTER TABLE chunks ALTER COLUMN vector TYPE vector({dims});
-                 CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);"
-            ))?;
-            self.statements.borrow_mut().clear();
-        }
+        self.size_vectors(v.len())?;
         let v = pgvector::Vector::from(v.to_vec());
         self.execute("UPDATE chunks SET vector = $2 WHERE c = $1", &[&c, &v])
             .map(|_| ())
+    }
+
+    fn set_vectors(&self, rows: &[(i64, Vec<f32>)]) -> StoreResult<()> {
+        self.set_vectors_at_once(rows)
+    }
+
+    fn embed_inputs(&self, cs: &[i64]) -> StoreResult<Vec<(String, String, String)>> {
+        self.embed_inputs_at_once(cs)
+    }
+
+    fn insert_passages(&self, n: i64, rows: &[(PassageRow<'_>, Keywords)]) -> StoreResult<()> {
+        self.insert_passages_at_once(n, rows)
     }
 
     fn finish_sync(&self, _dims: usize) -> StoreResult<()> {
@@ -1497,20 +1522,7 @@ impl Store for Postgres {
     }
 
     fn set_links(&self, n: i64, links: &[linked::Written]) -> StoreResult<()> {
-        self.execute("DELETE FROM links WHERE note = $1", &[&n])?;
-        for l in links {
-            self.execute(
-                "INSERT INTO links (note, line, wiki, name, key) VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &n,
-                    &i64::from(l.line),
-                    &l.wiki,
-                    &l.name,
-                    &linked::key(&l.name),
-                ],
-            )?;
-        }
-        Ok(())
+        self.set_links_at_once(n, links)
     }
 
     fn unread(&self) -> StoreResult<Vec<(String, i64, i64, String)>> {

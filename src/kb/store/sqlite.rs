@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+mod records;
+
 #[cfg(test)]
 use super::fold;
 use super::{
