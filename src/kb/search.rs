@@ -140,6 +140,10 @@ const MAX_GRAMS: usize = 4;
 
 /// A word in more than this share of the passages says little about any of them (1/N).
 const COMMON: u64 = 3;
+/// ... unless it is in no more passages than this: in a small base every word is in a large
+/// share (a word of one note of two is in half), yet it is all there is to tell notes apart,
+/// and scoring a handful of passages costs nothing.
+const FEW: u64 = 10;
 /// Words rarer than this (in passages) are also searched inside longer words (the trigram
 /// index): `sicherung` in "Datenbanksicherung". A common word is found as itself already.
 const RARE: u64 = 200;
@@ -218,7 +222,7 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
     }
     // The rarest telling terms, at most MAX_WORDS of them, in the query's order.
     let mut by_rarity: Vec<usize> = (0..terms.len())
-        .filter(|&i| df[i] * COMMON <= total)
+        .filter(|&i| df[i] * COMMON <= total || df[i] <= FEW)
         .collect();
     by_rarity.sort_by_key(|&i| df[i]);
     // For measuring (bench/quality, bench/run): AI_KB_MAX_WORDS=N.
