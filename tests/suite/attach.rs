@@ -688,3 +688,38 @@ fn many_large_images_are_refused_by_their_sizes_before_they_are_read() {
         out.stderr
     );
 }
+
+/// `--dry-run` shows an image or PDF by its start, size and hash, never its whole base64; the
+/// request body it prints stays valid JSON.
+#[test]
+fn dry_run_shortens_the_base64_of_images_and_pdfs() {
+    let mut big = png();
+    big.resize(300_000, b'x');
+    let hash = sha256(&big);
+    for (provider, route) in [
+        ("openai", "openai:gpt-test"),
+        ("anthropic", "anthropic:claude-test"),
+        ("gemini-api", "gemini-api:gm-test"),
+        ("bedrock", "bedrock:anthropic.claude-test"),
+        ("ollama-api", "ollama-api:llava"),
+    ] {
+        let s = Server::start(vec![]);
+        let env = Env::for_provider(provider, &s);
+        env.project_file("big.png", big.clone());
+        let out = env
+            .run(&["-F", "big.png", route, "--dry-run", "what is this?"])
+            .success();
+        assert!(
+            out.stdout.len() < 20_000,
+            "{provider}: {} bytes printed",
+            out.stdout.len()
+        );
+        let short = format!("iVBORw0K…(300,000 bytes, sha256 {}…)", &hash[..12]);
+        assert!(out.stdout.contains(&short), "{provider}: {}", out.stdout);
+        let body = &out.stdout[out.stdout.find("\n{").expect("a JSON body")..];
+        let v: Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("{provider}: not JSON ({e}): {body}"));
+        assert!(v.is_object());
+        assert!(s.requests().is_empty(), "{provider}: nothing is sent");
+    }
+}
