@@ -119,6 +119,7 @@ pub(crate) fn run(
         label: String::new(),
         files: Vec::new(),
         attachments: Vec::new(),
+        pages: Vec::new(),
         last: None,
     };
     let view = session.view()?;
@@ -186,6 +187,8 @@ struct Session {
     files: Vec<crate::input::FileBlock>,
     /// Images and PDFs for the next message (`/file photo.png`).
     attachments: Vec<crate::media::Attachment>,
+    /// Web pages for the next message (`/file https://…`), as its record names them.
+    pages: Vec<crate::chat::record::AttachmentRec>,
     /// The last answer of this session: `/copy`, `/sources`.
     last: Option<Last>,
 }
@@ -390,7 +393,7 @@ impl Session {
             prompt,
             title,
             attachments: std::mem::take(&mut self.attachments),
-            pages: Vec::new(),
+            pages: std::mem::take(&mut self.pages),
             schema: None,
         };
         let target = match &self.chat {

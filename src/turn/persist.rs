@@ -89,13 +89,7 @@ fn user_record(prompt: String, opened: &Opened, turn: u64) -> Record {
         sources: Vec::new(),
         empty: false,
         replaces: opened.supersedes,
-        attachments: opened
-            .turn
-            .attachments
-            .iter()
-            .map(crate::attach::record)
-            .chain(opened.turn.pages.iter().cloned())
-            .collect(),
+        attachments: opened.turn.records(),
     })
 }
 
@@ -156,7 +150,13 @@ pub(super) fn finish(
             // A failed resend of a pending prompt leaves that one record; a failed resend of a
             // cut-short turn keeps its prompt pending with the turn it replaces.
             Err(e) if !(opened.kind == Kind::Retry && opened.from_pending) => {
-                vec![pending::record(prompt, route, e, opened.supersedes)]
+                vec![pending::record(
+                    prompt,
+                    route,
+                    e,
+                    opened.supersedes,
+                    opened.turn.records(),
+                )]
             }
             _ => Vec::new(),
         }

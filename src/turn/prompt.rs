@@ -121,7 +121,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                         id = c.id
                     ));
                     if !opts.dry_run && keep_pending {
-                        pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                        pending::keep(c, &prompt, &route, &e, opened.turn.records(), &ctx.ui)?;
                     }
                     return Err(e);
                 }
@@ -149,7 +149,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                     });
                     if let Err(e) = compacted {
                         if keep_pending {
-                            pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                            pending::keep(c, &prompt, &route, &e, opened.turn.records(), &ctx.ui)?;
                         }
                         return Err(e);
                     }
