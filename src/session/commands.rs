@@ -152,8 +152,17 @@ impl Session {
                         crate::fmt::human_size(a.size)
                     ));
                 }
+                // Recorded with the message as `-F` records them: the pages (name, final URL,
+                // size, hash) and the images and PDFs (a kept copy with --keep-attachments).
+                let mut attachments = given.attachments;
+                if self.keep_attachments {
+                    for a in &mut attachments {
+                        a.kept = Some(crate::attach::kept_name(a));
+                    }
+                }
                 self.files.extend(given.files);
-                self.attachments.extend(given.attachments);
+                self.attachments.extend(attachments);
+                self.pages.extend(given.pages);
             }
             Err(e) => output::print_error(&e),
         }

@@ -120,6 +120,7 @@ pub(crate) fn run(
         files: Vec::new(),
         attachments: Vec::new(),
         pages: Vec::new(),
+        keep_attachments: args.keep_attachments,
         last: None,
     };
     let view = session.view()?;
@@ -189,6 +190,8 @@ struct Session {
     attachments: Vec<crate::media::Attachment>,
     /// Web pages for the next message (`/file https://…`), as its record names them.
     pages: Vec<crate::chat::record::AttachmentRec>,
+    /// `--keep-attachments`: a copy of each `/file` image or PDF in the chat's folder.
+    keep_attachments: bool,
     /// The last answer of this session: `/copy`, `/sources`.
     last: Option<Last>,
 }

@@ -178,3 +178,51 @@ fn session_retry_asks_again_with_the_same_image() {
         assert_eq!(u["attachments"][0]["name"], "cat.png", "{u}");
     }
 }
+
+/// `/file` in `ai -i` is recorded with the message as `-F` is: a page by its name, final URL,
+/// size and hash; an image by its name, type, size and hash, with a kept copy under
+/// `--keep-attachments`.
+#[test]
+fn session_file_pages_and_images_are_recorded_with_the_message() {
+    let site = Server::respond(|_| {
+        Reply::new(200)
+            .header("Content-Type", "text/html; charset=utf-8")
+            .body("<html><body><p>Brew at 80 degrees.</p></body></html>")
+    });
+    let env = Env::echo();
+    env.project_file("cat.png", png());
+    let page = format!("{}/tea", site.url());
+    let mut term = Terminal::start(&env, "-i --keep-attachments");
+    term.expect("echo> ");
+    let added = say(&mut term, &format!("/file {page} cat.png"), "echo> ");
+    assert!(added.contains("goes with the next message"), "{added}");
+    say(&mut term, "how hot?", "echo> ");
+    say(&mut term, "and then?", "echo> ");
+    term.send("\x04");
+    let (code, screen) = term.finish();
+    assert_eq!(code, Some(0), "{screen}");
+    let users: Vec<Value> = env
+        .only_messages()
+        .into_iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2, "{users:#?}");
+    let a = users[0]["attachments"].as_array().expect("recorded");
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert_eq!(a[0]["name"], "cat.png");
+    assert_eq!(a[0]["type"], "image/png");
+    let kept = a[0]["kept"].as_str().expect("a kept copy");
+    let id = env.chat_ids().pop().expect("a chat");
+    let copy = env
+        .home
+        .join("chats")
+        .join(format!("{id}.files"))
+        .join(kept);
+    assert_eq!(std::fs::read(copy).expect("the kept copy"), png());
+    assert_eq!(a[1]["name"], page.as_str());
+    assert_eq!(a[1]["url"], page.as_str());
+    assert_eq!(a[1]["type"], "text/html");
+    assert!(a[1]["sha256"].as_str().is_some_and(|h| h.len() == 64));
+    // Sent once: the next message has none.
+    assert!(users[1].get("attachments").is_none(), "{}", users[1]);
+}
