@@ -118,6 +118,7 @@ pub(super) fn finish(
         calls,
         last_usage,
         stopped,
+        unfit,
     } = sent;
     let empty = matches!(end, End::Complete) && text.trim().is_empty();
     // Rounds in the chat: the turn is there already, and the reply is written whatever happens.
@@ -277,6 +278,13 @@ pub(super) fn finish(
             if let Some(s) = stopped {
                 ctx.ui.notice(&stopped_notice(&id, s));
             }
+            Err(reported(e))
+        }
+        Err(e) if partial && unfit => {
+            let _ = sink.finish();
+            ctx.ui.notice(&format!(
+                "ai: the reply that does not fit is saved in chat {id}, marked interrupted; ask again with: ai chat retry {id}"
+            ));
             Err(reported(e))
         }
         Err(e) if partial => {

@@ -403,3 +403,52 @@ fn gemini_and_qwen_are_told_the_schema_in_the_prompt() {
         assert!(env.stdin_text(cli).contains("fits this JSON schema"));
     }
 }
+
+/// A reply that never fits came back whole: the notice says it is saved as not fitting, not
+/// that it was cut short.
+#[test]
+fn a_reply_that_never_fits_is_not_called_cut_short() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("no", 1, 1)]),
+        Reply::sse(&[&oa_stream("still no", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env
+        .run(&["openai:gpt-test", "--schema", SPEC, "who?"])
+        .code(1);
+    assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
+    let id = out.chat_id();
+    assert!(
+        out.stderr.contains(&format!(
+            "the reply that does not fit is saved in chat {id}, marked interrupted; ask again with: ai chat retry {id}"
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+/// An empty field in the compact form and a `$ref` are refused, each named.
+#[test]
+fn an_empty_field_and_a_ref_are_refused_by_name() {
+    let env = Env::new();
+    let out = env
+        .run(&["codex", "--schema", "name str,, age int", "who?"])
+        .code(2);
+    assert!(out.error().contains("an empty field"), "{}", out.stderr);
+    let out = env
+        .run(&[
+            "codex",
+            "--schema",
+            r##"{"type":"object","$defs":{"n":{"type":"string"}},"properties":{"name":{"$ref":"#/$defs/n"}}}"##,
+            "who?",
+        ])
+        .code(2);
+    assert!(
+        out.error()
+            .contains("\"$ref\" (at properties.name) is not supported"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("hint: "), "{}", out.stderr);
+    assert!(env.calls().is_empty());
+}
