@@ -365,6 +365,84 @@ pub(crate) fn resend_kept(
     }
 }
 
+/// An attachment of a turn that is sent again (`ai chat retry`, `/retry`, the page's Retry):
+/// from its kept copy when there is one, else from its path (relative to the working
+/// directory, as `-F` took it); either way only the very bytes that were attached (the size
+/// and SHA-256 recorded), never a file changed since. A missing or changed file is an error:
+/// the turn is not resent without it.
+pub(crate) fn reread(
+    store: &crate::chat::store::Store,
+    id: &str,
+    rec: crate::chat::record::AttachmentRec,
+) -> Result<Attachment> {
+    let shown = crate::output::sanitize(&rec.name);
+    let kept = rec.kept.as_deref().and_then(|k| store.kept_path(id, k));
+    let (bytes, from) = match &kept {
+        Some(path) => (
+            read_bounded(path).map_err(|e| Error::io("read", path, e))?,
+            format!("its copy kept in chat {id}"),
+        ),
+        None => {
+            let cwd = std::env::current_dir().and_then(|d| d.canonicalize());
+            let real = cwd.as_ref().ok().and_then(|cwd| {
+                let p = std::path::Path::new(&rec.name);
+                let real = (!p.is_absolute())
+                    .then(|| cwd.join(p).canonicalize().ok())
+                    .flatten()?;
+                real.starts_with(cwd).then_some(real)
+            });
+            let here = cwd.as_ref().map_or_else(
+                |_| "the working directory".to_owned(),
+                |d| d.display().to_string(),
+            );
+            let Some(real) = real.filter(|r| r.is_file()) else {
+                return Err(Error::usage(format!(
+                    "cannot resend the turn of chat {id}: its attachment {shown} is not in {here}"
+                ))
+                .hint(format!(
+                    "run the retry in the folder the turn was sent from (-F paths are relative to it), or send the prompt again with the file: ai chat {id} -F FILE \"…\""
+                )));
+            };
+            (
+                read_bounded(&real).map_err(|e| Error::io("read", &real, e))?,
+                shown.clone(),
+            )
+        }
+    };
+    let sha256 = crate::media::sha256_hex(&bytes);
+    if bytes.len() as u64 != rec.size || sha256 != rec.sha256 {
+        return Err(Error::usage(format!(
+            "cannot resend the turn of chat {id}: {from} is not what was attached ({} now, {} then; sha256 {}… now, {}… then)",
+            human_size(bytes.len() as u64),
+            human_size(rec.size),
+            sha256.get(..12).unwrap_or(""),
+            crate::output::sanitize(rec.sha256.get(..12).unwrap_or(&rec.sha256)),
+        ))
+        .hint(format!(
+            "to send the file as it is now, ask again with it: ai chat {id} -F {shown} \"…\""
+        )));
+    }
+    Ok(Attachment {
+        name: rec.name,
+        media_type: rec.media_type,
+        size: rec.size,
+        sha256,
+        data: Some(crate::media::Data(std::sync::Arc::new(bytes))),
+        kept: rec.kept,
+    })
+}
+
+/// A file read whole, up to one byte more than `-F` reads (so a larger one shows its size
+/// does not match).
+fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_READ + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// An attachment as its message records it (no bytes).
 pub(crate) fn record(a: &Attachment) -> crate::chat::record::AttachmentRec {
     crate::chat::record::AttachmentRec {

@@ -129,6 +129,66 @@ impl Attachment {
     }
 }
 
+/// `--dry-run`: every string of a request body that carries one of `attachments` (its base64,
+/// or its data URL) shortened to its start, size and hash, so no megabytes reach the terminal;
+/// the body stays valid JSON.
+pub(crate) fn shorten_in(body: &mut serde_json::Value, attachments: &[&Attachment]) {
+    use serde_json::Value;
+    if attachments.is_empty() {
+        return;
+    }
+    let forms: Vec<(String, String)> = attachments
+        .iter()
+        .flat_map(|a| {
+            let b64 = a.base64();
+            let short = shortened(a, &b64);
+            [
+                (
+                    a.data_url(),
+                    format!("data:{};base64,{short}", a.media_type),
+                ),
+                (b64, short),
+            ]
+        })
+        .collect();
+    fn walk(v: &mut Value, forms: &[(String, String)]) {
+        match v {
+            Value::String(s) => {
+                if let Some((_, short)) = forms.iter().find(|(long, _)| long == s) {
+                    *s = short.clone();
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|v| walk(v, forms)),
+            Value::Object(o) => o.values_mut().for_each(|v| walk(v, forms)),
+            _ => {}
+        }
+    }
+    walk(body, &forms);
+}
+
+/// `iVBORw0K…(123,456 bytes, sha256 ab12cd34…)`.
+fn shortened(a: &Attachment, b64: &str) -> String {
+    format!(
+        "{}…({} bytes, sha256 {}…)",
+        b64.get(..8).unwrap_or(b64),
+        grouped(a.size),
+        a.sha256.get(..12).unwrap_or(&a.sha256)
+    )
+}
+
+/// `123456` → `123,456`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Lowercase hex SHA-256.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, bytes);

@@ -110,14 +110,35 @@ pub(crate) fn find(home: &Path, config: &Config, name: &str) -> Result<Prompt> {
     )
 }
 
+/// A file of a `prompts.dirs` folder is read only when it is inside it once every link is
+/// resolved: a link that leaves the folder is not followed (as a knowledge base does not).
+fn inside(dir: &Path, path: &Path) -> Result<()> {
+    let root = dir.canonicalize().map_err(|e| Error::io("read", dir, e))?;
+    let real = path
+        .canonicalize()
+        .map_err(|e| Error::io("read", path, e))?;
+    if real.starts_with(&root) {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "the prompt file {} links to {}, outside {}: ai does not follow links out of a prompts.dirs folder",
+        path.display(),
+        real.display(),
+        root.display()
+    ))
+    .hint("copy the file into the folder, or add the folder it is in to \"prompts.dirs\" in config.json"))
+}
+
 /// Prompt `name` in a `prompts.dirs` folder, if there.
 fn in_dir(dir: &Path, name: &str) -> Result<Option<Prompt>> {
     let pattern = dir.join(name);
     let system = pattern.join("system.md");
     if system.is_file() {
+        inside(dir, &system)?;
         let system_text = read_text(&system)?;
         let user = pattern.join("user.md");
         let template = if user.is_file() {
+            inside(dir, &user)?;
             read_text(&user)?
         } else {
             String::new()
@@ -144,6 +165,7 @@ fn in_dir(dir: &Path, name: &str) -> Result<Option<Prompt>> {
     for ext in ["md", "txt"] {
         let file = dir.join(format!("{name}.{ext}"));
         if file.is_file() {
+            inside(dir, &file)?;
             return read_file(name, &file, false).map(Some);
         }
     }

@@ -45,7 +45,52 @@ pub(crate) fn parse(spec: &str) -> Result<Value> {
         )
         .hint("to get a list, put it in a property: 'items [str]'"));
     }
+    if let Some(at) = find_ref(&value, "") {
+        return Err(Error::usage(format!(
+            "--schema: \"$ref\" (at {at}) is not supported: a reply could not be checked against it"
+        ))
+        .hint("write the schema it refers to out in its place"));
+    }
     Ok(value)
+}
+
+/// Where the schema has a `$ref` (`properties.address`), if anywhere.
+fn find_ref(v: &Value, at: &str) -> Option<String> {
+    let here = |k: &str| {
+        if at.is_empty() {
+            k.to_owned()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match v {
+        Value::Object(o) => {
+            if o.contains_key("$ref") {
+                return Some(if at.is_empty() {
+                    "the top".into()
+                } else {
+                    at.to_owned()
+                });
+            }
+            o.iter().find_map(|(k, v)| match (k.as_str(), v) {
+                // Values, not schemas: a `$ref` in them is data.
+                ("enum" | "const" | "default" | "examples", _) => None,
+                // Names, then schemas: a property may be called `$ref`.
+                (
+                    "properties" | "patternProperties" | "$defs" | "definitions",
+                    Value::Object(m),
+                ) => m
+                    .iter()
+                    .find_map(|(name, s)| find_ref(s, &format!("{}.{name}", here(k)))),
+                _ => find_ref(v, &here(k)),
+            })
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_ref(v, &format!("{at}[{i}]"))),
+        _ => None,
+    }
 }
 
 /// `name str, age int, tags [str]`: every field required, no others. Types: `str`/`string`,
@@ -62,7 +107,10 @@ fn compact(spec: &str) -> Result<Value> {
     for field in spec.split(',') {
         let field = field.trim();
         if field.is_empty() {
-            continue;
+            return Err(bad(format!(
+                "an empty field in '{}' (a comma too many)",
+                crate::output::sanitize(spec)
+            )));
         }
         let mut words = field.split_whitespace();
         let name = words.next().unwrap_or_default();
@@ -279,11 +327,39 @@ mod tests {
         );
         assert_eq!(s["properties"]["note"], json!({"type":"string"}));
         assert_eq!(s["required"].as_array().unwrap().len(), 6);
-        for bad in ["name strr", "a int x", "", "a int, a str", "[a] int"] {
+        for bad in [
+            "name strr",
+            "a int x",
+            "",
+            "a int, a str",
+            "[a] int",
+            "name str,, age int",
+            "name str, age int,",
+            ", name str",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
         assert!(parse(r#"{"type":"array"}"#).is_err());
         assert!(parse("{nope").is_err());
+    }
+
+    #[test]
+    fn an_empty_field_and_a_ref_are_refused_by_name() {
+        let e = parse("name str,, age int").unwrap_err().to_string();
+        assert!(e.contains("an empty field"), "{e}");
+        let e = parse(
+            r##"{"type":"object","$defs":{"a":{"type":"string"}},"properties":{"x":{"type":"array","items":{"$ref":"#/$defs/a"}}}}"##,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("\"$ref\" (at properties.x.items)"), "{e}");
+        // A property called `$ref`, or `$ref` in an enum, is not a reference.
+        assert!(
+            parse(
+                r#"{"type":"object","properties":{"$ref":{"type":"string","enum":[{"$ref":1}]}}}"#
+            )
+            .is_ok()
+        );
     }
 
     #[test]

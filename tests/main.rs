@@ -8,6 +8,8 @@ mod support;
 
 #[path = "suite/attach.rs"]
 mod attach;
+#[path = "suite/attach_retry.rs"]
+mod attach_retry;
 #[path = "suite/attach_web.rs"]
 mod attach_web;
 #[path = "suite/backends.rs"]

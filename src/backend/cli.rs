@@ -34,6 +34,61 @@ pub(crate) struct Invocation<'a> {
     pub(crate) install_hint: Option<String>,
     /// Things worth a notice (an ignored `@effort`).
     pub(crate) notes: Vec<String>,
+    /// `--schema` went through the CLI's own flag: its structured result is the reply.
+    pub(crate) structured: bool,
+    /// codex `--output-schema FILE`: the file, removed when the call is over.
+    pub(crate) schema_file: Option<SchemaFile>,
+}
+
+/// Does the CLI take a `--schema` by a flag of its own (else it is told in the system prompt)?
+/// claude `--json-schema JSON` (the result event's `structured_output`), codex
+/// `--output-schema FILE` (its last message). Gemini CLI and Qwen Code have none.
+pub(crate) fn takes_schema(cli: Cli) -> bool {
+    matches!(cli, Cli::Claude | Cli::Codex)
+}
+
+/// A schema written for a CLI that reads it from a file: private to the user (0600), in the
+/// temporary folder, removed when dropped.
+#[derive(Debug)]
+pub(crate) struct SchemaFile {
+    pub(crate) path: PathBuf,
+    pub(crate) text: String,
+}
+
+impl SchemaFile {
+    fn write(text: String) -> Result<SchemaFile> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = std::env::temp_dir();
+        let mut last = None;
+        // A name no one holds: created new, never an existing file (or a link) written through.
+        for n in 0..100u32 {
+            let path = dir.join(format!("ai-schema-{}-{n}.json", std::process::id()));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let file = SchemaFile { path, text };
+                    f.write_all(file.text.as_bytes())
+                        .map_err(|e| Error::io("write", &file.path, e))?;
+                    return Ok(file);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(Error::io("create", &path, e)),
+            }
+        }
+        let e = last.unwrap_or_else(|| std::io::Error::other("no free name"));
+        Err(Error::io("create", dir.join("ai-schema-….json"), e))
+    }
+}
+
+impl Drop for SchemaFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// Each CLI's structured output: its format, the flags that ask for it, and the version it
@@ -87,7 +142,7 @@ pub(crate) fn build<'a>(req: &Request<'a>, config: &Config) -> Result<Invocation
     match &route.provider {
         Provider::Cli(cli) => {
             let prompt = super::transcript::render_with(req.system, req.messages, refs(*cli));
-            Ok(builtin(*cli, req, prompt))
+            builtin(*cli, req, prompt)
         }
         Provider::Custom(name) => {
             let spec = config.backends.get(name).ok_or_else(|| {
@@ -118,7 +173,7 @@ pub(crate) fn refs(cli: Cli) -> super::transcript::Refs {
     }
 }
 
-fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<'a> {
+fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Result<Invocation<'a>> {
     let model = req.route.model.clone();
     let modes = req.modes;
     let mut notes = Vec::new();
@@ -167,6 +222,36 @@ fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<
         args.extend(flags.iter().map(|f| (*f).to_owned()));
         output = format;
     }
+    // `--schema` through the CLI's own flag. Not in the plain-text fallback: a CLI too old
+    // for the stream flags is too old for these too, and its error says so.
+    let mut structured = false;
+    let mut schema_file = None;
+    if let Some(schema) = req.schema.filter(|_| takes_schema(cli)) {
+        structured = true;
+        plain_args = None;
+        match cli {
+            Cli::Claude => {
+                let text = schema.to_string();
+                if text.len() >= MAX_ARG {
+                    return Err(Error::usage(format!(
+                        "the schema is {}, and claude takes it as one argument (--json-schema), which Linux limits to 128 KiB",
+                        crate::fmt::human_size(text.len() as u64)
+                    ))
+                    .hint("give a smaller schema"));
+                }
+                args.extend(["--json-schema".to_owned(), text]);
+            }
+            // codex sends it in OpenAI's strict mode: given in that shape.
+            _ => {
+                let file = SchemaFile::write(super::shape::strict(schema).to_string())?;
+                args.extend([
+                    "--output-schema".to_owned(),
+                    file.path.display().to_string(),
+                ]);
+                schema_file = Some(file);
+            }
+        }
+    }
     if cli == Cli::Codex {
         // Images go as `--image=PATH`, one each (the `=` form: `-i` takes several values and
         // would swallow what follows).
@@ -185,7 +270,7 @@ fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<
             p.push("-".into());
         }
     }
-    Invocation {
+    Ok(Invocation {
         name: cli.name().to_owned(),
         program: cli.name().to_owned(),
         args,
@@ -198,7 +283,9 @@ fn builtin<'a>(cli: Cli, req: &Request<'_>, prompt: Cow<'a, str>) -> Invocation<
         cli: Some(cli),
         install_hint: Some(install_hint(cli).to_owned()),
         notes,
-    }
+        structured,
+        schema_file,
+    })
 }
 
 fn custom<'a>(
@@ -258,6 +345,8 @@ fn custom<'a>(
         cli: None,
         install_hint: spec.install.clone(),
         notes,
+        structured: false,
+        schema_file: None,
     })
 }
 
@@ -276,6 +365,8 @@ impl<'a> Invocation<'a> {
             cli: self.cli,
             install_hint: self.install_hint.clone(),
             notes: Vec::new(),
+            structured: false,
+            schema_file: None,
         })
     }
 
@@ -293,6 +384,13 @@ impl<'a> Invocation<'a> {
             shell_quote(&self.program),
             args.join(" ")
         ));
+        if let Some(f) = &self.schema_file {
+            out.push_str(&format!(
+                "schema file: {} (written for the call, removed after): {}\n",
+                f.path.display(),
+                f.text
+            ));
+        }
         match &self.stdin {
             Some(text) => {
                 out.push_str(&format!("stdin: the prompt ({} bytes)\n", text.len()));

@@ -397,6 +397,13 @@ fn finish_stream(
         );
         return (out(d.text.clone(), End::Failed(e)), false);
     }
+    // The schema went through the CLI's own flag: its structured result is the reply (checked
+    // against the schema like any other).
+    if inv.structured
+        && let Some(json) = d.structured
+    {
+        return (out(json, End::Complete), false);
+    }
     (out(d.text, End::Complete), false)
 }
 

@@ -238,6 +238,7 @@ fn pending(m: LegacyMessage, origin: &Origin, created: &str) -> Record {
         origin: origin.clone(),
         error: "no answer was recorded".into(),
         replaces: None,
+        attachments: Vec::new(),
     })
 }
 

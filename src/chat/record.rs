@@ -223,6 +223,9 @@ pub(crate) struct PendingRec {
     /// retry that succeeds still replaces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) replaces: Option<u64>,
+    /// What was attached to the prompt (as on a user message), for the resend.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) attachments: Vec<AttachmentRec>,
 }
 
 /// A summary of older messages (written by compaction).

@@ -223,6 +223,7 @@ fn checked(mut doc: Document) -> std::result::Result<Document, String> {
             origin: m.origin,
             error: "imported without its reply".into(),
             replaces: None,
+            attachments: m.attachments,
         });
     }
     let mut bytes = crate::chat::record::line(&Record::Chat(doc.header.clone()));

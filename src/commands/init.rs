@@ -384,6 +384,8 @@ fn ollama_models() -> std::result::Result<Vec<String>, String> {
         cli: Some(Cli::Ollama),
         install_hint: None,
         notes: Vec::new(),
+        structured: false,
+        schema_file: None,
     };
     let outcome = process::run(&inv, Duration::from_secs(10), &mut Quiet);
     match outcome.end {

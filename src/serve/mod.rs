@@ -68,6 +68,8 @@ struct Shared {
     connections: AtomicUsize,
     /// Signs the URLs of sources (plain links to notes, which carry no header).
     signer: sign::Signer,
+    /// The chats, for their kept attachments (`GET /chats/ID/files/NAME`).
+    store: Option<crate::chat::store::Store>,
 }
 
 /// How long a connection may take to read an answer before it counts as gone.
@@ -120,6 +122,9 @@ pub(crate) fn run(opts: Options, ui: &Ui) -> Result<()> {
         calls: AtomicUsize::new(0),
         connections: AtomicUsize::new(0),
         signer: sign::Signer::new(),
+        store: crate::config::Home::locate()
+            .ok()
+            .map(|h| crate::chat::store::Store::new(&h)),
     });
     // Grounded calls run as children: they embed their queries with the local model this
     // process keeps loaded.

@@ -90,7 +90,8 @@ fn authorized_api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
         .as_ref()
         .is_none_or(|t| guard::authorized(head.header("authorization"), t));
     let note = head.method == "GET" && matches!(segments, ["kb", _, "note", _, ..]);
-    let signed = note && shared.signer.valid(&head.path, &head.query);
+    let file = head.method == "GET" && matches!(segments, ["chats", _, "files", _]);
+    let signed = (note || file) && shared.signer.valid(&head.path, &head.query);
     if !(bearer || signed) {
         return unauthorized(conn);
     }
@@ -196,6 +197,12 @@ fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
                 ),
             }
         }
+        ("GET", ["chats", id, "files", name]) => {
+            if let Some(conn) = valid_id(conn, id) {
+                kept_file(conn, id, &super::http::percent_decode(name, false), shared);
+            }
+        }
+        (_, ["chats", _, "files", _]) => not_allowed(conn, "GET"),
         (_, ["models" | "providers" | "chats"]) => not_allowed(conn, "GET"),
         (_, ["call"]) => not_allowed(conn, "POST"),
         (_, ["chats", _]) => not_allowed(conn, "GET, DELETE"),
@@ -205,10 +212,54 @@ fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
             404,
             "no such endpoint",
             Some(
-                "GET /, /health, /models, /providers, /chats, /chats/ID, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /call, /chats/ID/rename; DELETE /chats/ID",
+                "GET /, /health, /models, /providers, /chats, /chats/ID, /chats/ID/files/NAME, /kb, /kb/NAME/search, /kb/NAME/note/ID; POST /call, /chats/ID/rename; DELETE /chats/ID",
             ),
         ),
     }
+}
+
+/// A copy of an attachment kept in a chat's folder: a plain file name there (never a path, a
+/// link, or anything outside that folder), served as the image or PDF its first bytes say it
+/// is, never sniffed into anything else by the browser.
+fn kept_file(conn: Conn, id: &str, name: &str, shared: &Shared) {
+    use std::io::Read;
+    let Some(path) = shared.store.as_ref().and_then(|s| s.kept_path(id, name)) else {
+        return fail(
+            conn,
+            404,
+            "no such kept copy in this chat",
+            Some("GET /chats/ID lists the attachments; a copy exists only with --keep-attachments"),
+        );
+    };
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(&path)
+        .and_then(|f| f.take(crate::attach::MAX_READ + 1).read_to_end(&mut bytes));
+    if read.is_err() || bytes.len() as u64 > crate::attach::MAX_READ {
+        return fail(conn, 500, "the kept copy cannot be read", None);
+    }
+    // The kept name is made plain by `ai` (letters, digits, `._-`); anything else is not
+    // put in a header.
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let file = if plain { name } else { "attachment" };
+    let (content_type, disposition) = match crate::media::sniff(&bytes) {
+        Some(t) => (t, format!("inline; filename=\"{file}\"")),
+        None => (
+            "application/octet-stream",
+            format!("attachment; filename=\"{file}\""),
+        ),
+    };
+    conn.send(
+        200,
+        content_type,
+        &bytes,
+        &[
+            ("Content-Disposition", &disposition),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Cache-Control", "private, no-store"),
+        ],
+    );
 }
 
 /// A chat ID in a path: what `ai` accepts as one, and never taken for an option.
@@ -323,6 +374,11 @@ fn reshape(v: Value, shape: Shape, signer: &super::sign::Signer) -> Value {
             Value::Array(rows)
         }
         (Shape::Chat, Value::Object(mut chat)) => {
+            let id = chat
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             let records = match chat.remove("records") {
                 Some(Value::Array(r)) => r,
                 _ => Vec::new(),
@@ -347,6 +403,9 @@ fn reshape(v: Value, shape: Shape, signer: &super::sign::Signer) -> Value {
                             fields.insert("html".into(), Value::String(html));
                         }
                         super::sign::sign_sources(signer, fields.get_mut("sources"));
+                        if !id.is_empty() {
+                            super::sign::sign_kept(signer, &id, fields.get_mut("attachments"));
+                        }
                     }
                     m
                 })

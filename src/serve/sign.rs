@@ -3,7 +3,8 @@
 //! link, which carries no header. So each source in an answer gets a `url`
 //! (`/kb/NAME/note/ID?sig=…`) whose `sig` is an HMAC-SHA256 of that exact path under a key
 //! made at server start: it opens that one note, and nothing else (a restart ends every such
-//! link). No cookie is used: browsers send cookies to every port of a host, so any local
+//! link). A copy of an attachment kept in a chat (`/chats/ID/files/NAME`) gets such a link
+//! the same way. No cookie is used: browsers send cookies to every port of a host, so any local
 //! listener the browser visited would receive one.
 
 use ring::hmac;
@@ -31,6 +32,15 @@ impl Signer {
             path.push('/');
             path.push_str(&encode(part));
         }
+        self.signed(path)
+    }
+
+    /// The signed URL of the copy `name` kept in chat `chat` (`--keep-attachments`).
+    pub(super) fn file_url(&self, chat: &str, name: &str) -> String {
+        self.signed(format!("/chats/{}/files/{}", encode(chat), encode(name)))
+    }
+
+    fn signed(&self, path: String) -> String {
         let tag = hmac::sign(&self.key, path.as_bytes());
         let sig: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
         format!("{path}?sig={sig}")
@@ -70,6 +80,23 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
         .collect()
+}
+
+/// Give every attachment with a kept copy in `attachments` (of chat `chat`) its signed `link`
+/// (`url` is a web page's own address).
+pub(super) fn sign_kept(signer: &Signer, chat: &str, attachments: Option<&mut serde_json::Value>) {
+    let Some(serde_json::Value::Array(list)) = attachments else {
+        return;
+    };
+    for a in list {
+        let Some(kept) = a.get("kept").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        let link = signer.file_url(chat, kept);
+        if let serde_json::Value::Object(fields) = a {
+            fields.insert("link".into(), serde_json::Value::String(link));
+        }
+    }
 }
 
 /// Give every source in `sources` (an array of `{kb, id, …}`) its signed `url`.

@@ -18,8 +18,8 @@ use crate::turn::{Kind, Target, Turn};
 enum Again {
     /// It failed, was stopped or came back empty: resent in its own place (`ai chat retry`).
     Replace,
-    /// It was answered: this prompt is asked again, as a new turn.
-    Ask(String),
+    /// It was answered: this prompt is asked again, as a new turn, with what was attached.
+    Ask(String, Vec<crate::chat::record::AttachmentRec>),
     Nothing,
 }
 
@@ -47,7 +47,28 @@ impl Session {
                     .say(&format!("ai: chat {id} has no prompt to send again"));
                 Ok(())
             }
-            Again::Ask(prompt) => self.send(prompt, editor),
+            Again::Ask(prompt, attached) => {
+                // The same images and PDFs (read again, checked against their hashes) and
+                // the same pages (their text is in the prompt) go with it.
+                let mut media = Vec::new();
+                let mut pages = Vec::new();
+                for rec in attached {
+                    if rec.url.is_some() {
+                        pages.push(rec);
+                        continue;
+                    }
+                    match crate::attach::reread(&self.ctx.store, &id, rec) {
+                        Ok(a) => media.push(a),
+                        Err(e) => {
+                            output::print_error(&e);
+                            return Ok(());
+                        }
+                    }
+                }
+                self.attachments.extend(media);
+                self.pages.extend(pages);
+                self.send(prompt, editor)
+            }
             Again::Replace => {
                 let _defer = signal::Defer::start();
                 if !signal::forget_interrupt() {
@@ -131,8 +152,17 @@ impl Session {
                         crate::fmt::human_size(a.size)
                     ));
                 }
+                // Recorded with the message as `-F` records them: the pages (name, final URL,
+                // size, hash) and the images and PDFs (a kept copy with --keep-attachments).
+                let mut attachments = given.attachments;
+                if self.keep_attachments {
+                    for a in &mut attachments {
+                        a.kept = Some(crate::attach::kept_name(a));
+                    }
+                }
                 self.files.extend(given.files);
-                self.attachments.extend(given.attachments);
+                self.attachments.extend(attachments);
+                self.pages.extend(given.pages);
             }
             Err(e) => output::print_error(&e),
         }
@@ -243,9 +273,25 @@ fn last_turn(records: &[Record]) -> Again {
         Some(Record::Pending(_)) => Again::Replace,
         Some(Record::Message(m)) if m.role == Role::User => Again::Replace,
         Some(Record::Message(m)) if m.interrupted || m.empty => Again::Replace,
-        Some(_) => last_prompt(records).map_or(Again::Nothing, Again::Ask),
+        Some(_) => match last_prompt(records) {
+            Some(prompt) => Again::Ask(prompt, last_attachments(records)),
+            None => Again::Nothing,
+        },
         None => Again::Nothing,
     }
+}
+
+/// What was attached to the last prompt of the chat.
+fn last_attachments(records: &[Record]) -> Vec<crate::chat::record::AttachmentRec> {
+    records
+        .iter()
+        .rev()
+        .find_map(|r| match r {
+            Record::Pending(p) => Some(p.attachments.clone()),
+            Record::Message(m) if m.role == Role::User => Some(m.attachments.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The last prompt of the chat: a pending one, or the last user message.

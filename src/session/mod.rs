@@ -119,6 +119,8 @@ pub(crate) fn run(
         label: String::new(),
         files: Vec::new(),
         attachments: Vec::new(),
+        pages: Vec::new(),
+        keep_attachments: args.keep_attachments,
         last: None,
     };
     let view = session.view()?;
@@ -186,6 +188,10 @@ struct Session {
     files: Vec<crate::input::FileBlock>,
     /// Images and PDFs for the next message (`/file photo.png`).
     attachments: Vec<crate::media::Attachment>,
+    /// Web pages for the next message (`/file https://…`), as its record names them.
+    pages: Vec<crate::chat::record::AttachmentRec>,
+    /// `--keep-attachments`: a copy of each `/file` image or PDF in the chat's folder.
+    keep_attachments: bool,
     /// The last answer of this session: `/copy`, `/sources`.
     last: Option<Last>,
 }
@@ -390,7 +396,7 @@ impl Session {
             prompt,
             title,
             attachments: std::mem::take(&mut self.attachments),
-            pages: Vec::new(),
+            pages: std::mem::take(&mut self.pages),
             schema: None,
         };
         let target = match &self.chat {

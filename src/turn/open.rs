@@ -85,8 +85,19 @@ pub(super) fn open(
         let Some(c) = chat.as_mut() else {
             return Err(Error::usage("nothing to retry"));
         };
-        let (prompt, origin, turn_no, pending) = resend(c)?;
+        let (prompt, origin, turn_no, pending, attached) = resend(c)?;
         turn.prompt = prompt;
+        // The turn goes again with what was attached to it: the web pages as recorded (their
+        // text is in the prompt), the images and PDFs read again, each checked against its
+        // recorded hash.
+        for rec in attached {
+            if rec.url.is_some() {
+                turn.pages.push(rec);
+            } else {
+                turn.attachments
+                    .push(crate::attach::reread(&ctx.store, &c.id, rec)?);
+            }
+        }
         supersedes = turn_no;
         from_pending = pending;
         if turn.route.is_none() {
@@ -134,7 +145,15 @@ pub(super) fn unsaved(ctx: &Ctx, mut turn: Turn) -> Result<Opened> {
 /// What `ai chat retry` resends: the prompt of a failed last turn (a pending record), or of a
 /// turn whose reply was cut short or came back empty. With the record's origin, and the turn
 /// it replaces (none for a pending prompt, which never became a turn).
-fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>, bool)> {
+type Resend = (
+    String,
+    record::Origin,
+    Option<u64>,
+    bool,
+    Vec<record::AttachmentRec>,
+);
+
+fn resend(chat: &mut Chat) -> Result<Resend> {
     // The last turn's record (a summary written since does not count).
     let last = chat
         .records
@@ -149,25 +168,35 @@ fn resend(chat: &mut Chat) -> Result<(String, record::Origin, Option<u64>, bool)
         .hint(format!("continue it instead: ai chat {} \"…\"", chat.id))
     };
     match last {
-        Some(Record::Pending(p)) => Ok((p.content.clone(), p.origin.clone(), p.replaces, true)),
+        Some(Record::Pending(p)) => Ok((
+            p.content.clone(),
+            p.origin.clone(),
+            p.replaces,
+            true,
+            p.attachments.clone(),
+        )),
         Some(Record::Message(m)) if m.role == Role::Assistant && (m.interrupted || m.empty) => {
             let turn = m.turn;
             let origin = m.origin.clone();
             let asked = chat.records.iter().rev().find_map(|r| match r {
                 Record::Message(u) if u.role == Role::User && u.turn == turn => {
-                    Some(u.content.clone())
+                    Some((u.content.clone(), u.attachments.clone()))
                 }
                 _ => None,
             });
             match asked {
-                Some(prompt) => Ok((prompt, origin, turn, false)),
+                Some((prompt, attached)) => Ok((prompt, origin, turn, false, attached)),
                 None => Err(nothing()),
             }
         }
         // A prompt whose turn got rounds but never its reply (cut short after them).
-        Some(Record::Message(m)) if m.role == Role::User => {
-            Ok((m.content.clone(), m.origin.clone(), m.turn, false))
-        }
+        Some(Record::Message(m)) if m.role == Role::User => Ok((
+            m.content.clone(),
+            m.origin.clone(),
+            m.turn,
+            false,
+            m.attachments.clone(),
+        )),
         _ => Err(nothing()),
     }
 }

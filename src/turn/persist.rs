@@ -89,13 +89,7 @@ fn user_record(prompt: String, opened: &Opened, turn: u64) -> Record {
         sources: Vec::new(),
         empty: false,
         replaces: opened.supersedes,
-        attachments: opened
-            .turn
-            .attachments
-            .iter()
-            .map(crate::attach::record)
-            .chain(opened.turn.pages.iter().cloned())
-            .collect(),
+        attachments: opened.turn.records(),
     })
 }
 
@@ -124,6 +118,7 @@ pub(super) fn finish(
         calls,
         last_usage,
         stopped,
+        unfit,
     } = sent;
     let empty = matches!(end, End::Complete) && text.trim().is_empty();
     // Rounds in the chat: the turn is there already, and the reply is written whatever happens.
@@ -156,7 +151,13 @@ pub(super) fn finish(
             // A failed resend of a pending prompt leaves that one record; a failed resend of a
             // cut-short turn keeps its prompt pending with the turn it replaces.
             Err(e) if !(opened.kind == Kind::Retry && opened.from_pending) => {
-                vec![pending::record(prompt, route, e, opened.supersedes)]
+                vec![pending::record(
+                    prompt,
+                    route,
+                    e,
+                    opened.supersedes,
+                    opened.turn.records(),
+                )]
             }
             _ => Vec::new(),
         }
@@ -277,6 +278,13 @@ pub(super) fn finish(
             if let Some(s) = stopped {
                 ctx.ui.notice(&stopped_notice(&id, s));
             }
+            Err(reported(e))
+        }
+        Err(e) if partial && unfit => {
+            let _ = sink.finish();
+            ctx.ui.notice(&format!(
+                "ai: the reply that does not fit is saved in chat {id}, marked interrupted; ask again with: ai chat retry {id}"
+            ));
             Err(reported(e))
         }
         Err(e) if partial => {

@@ -121,7 +121,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                         id = c.id
                     ));
                     if !opts.dry_run && keep_pending {
-                        pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                        pending::keep(c, &prompt, &route, &e, opened.turn.records(), &ctx.ui)?;
                     }
                     return Err(e);
                 }
@@ -149,7 +149,7 @@ pub(super) fn prepare(ctx: &Ctx, opts: &Options, opened: &mut Opened) -> Result<
                     });
                     if let Err(e) = compacted {
                         if keep_pending {
-                            pending::keep(c, &prompt, &route, &e, &ctx.ui)?;
+                            pending::keep(c, &prompt, &route, &e, opened.turn.records(), &ctx.ui)?;
                         }
                         return Err(e);
                     }
@@ -485,9 +485,11 @@ fn instructed(system: Option<String>, opened: &Opened) -> Option<String> {
         }
     }
     // `--schema`: HTTP providers are given the schema in their own way (a response format, a
-    // forced tool); a CLI backend is told in the system prompt.
+    // forced tool), and so are the CLIs with a flag for it (claude, codex); another CLI is
+    // told in the system prompt.
     if let Some(schema) = &opened.turn.schema
         && !matches!(&opened.route.provider, Provider::Http(_))
+        && !matches!(&opened.route.provider, Provider::Cli(c) if crate::backend::cli::takes_schema(*c))
     {
         asks.push(crate::schema::instruction(schema));
     }

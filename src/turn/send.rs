@@ -40,6 +40,9 @@ pub(super) struct Sent {
     /// The turn was stopped at the tool-round limit: the calls asked for after the last
     /// round are stored with results that say they were not run, and the reply is empty.
     pub(super) stopped: Option<Stopped>,
+    /// `--schema`: the reply did not fit, also when asked again (it came back whole: not cut
+    /// short).
+    pub(super) unfit: bool,
 }
 
 /// A turn stopped at the tool-round limit.
@@ -105,6 +108,7 @@ pub(super) fn send(
     let mut round_tokens = 0u64;
     let mut log: Vec<CallLog> = Vec::new();
     let mut stopped: Option<Stopped> = None;
+    let mut unfit = false;
     let (text, end, last_usage) = loop {
         let mut req = request(opts, opened, prepared);
         // `--timeout` bounds the whole turn: a later round gets what is left.
@@ -169,6 +173,7 @@ pub(super) fn send(
                         crate::fmt::one_line(&why, 300)
                     ))
                     .hint("simplify the schema, or try another model");
+                    unfit = true;
                     break (outcome.text, End::Failed(e), outcome.usage);
                 }
             }
@@ -316,6 +321,7 @@ pub(super) fn send(
         calls: log,
         last_usage,
         stopped,
+        unfit,
     }
 }
 

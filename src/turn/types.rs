@@ -25,6 +25,17 @@ pub(crate) struct Turn {
     pub(crate) schema: Option<serde_json::Value>,
 }
 
+impl Turn {
+    /// What the prompt's record says was attached: the images and PDFs, then the web pages.
+    pub(crate) fn records(&self) -> Vec<crate::chat::record::AttachmentRec> {
+        self.attachments
+            .iter()
+            .map(crate::attach::record)
+            .chain(self.pages.iter().cloned())
+            .collect()
+    }
+}
+
 /// The chat a turn belongs to.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {

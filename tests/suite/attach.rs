@@ -688,3 +688,135 @@ fn many_large_images_are_refused_by_their_sizes_before_they_are_read() {
         out.stderr
     );
 }
+
+/// `--dry-run` shows an image or PDF by its start, size and hash, never its whole base64; the
+/// request body it prints stays valid JSON.
+#[test]
+fn dry_run_shortens_the_base64_of_images_and_pdfs() {
+    let mut big = png();
+    big.resize(300_000, b'x');
+    let hash = sha256(&big);
+    for (provider, route) in [
+        ("openai", "openai:gpt-test"),
+        ("anthropic", "anthropic:claude-test"),
+        ("gemini-api", "gemini-api:gm-test"),
+        ("bedrock", "bedrock:anthropic.claude-test"),
+        ("ollama-api", "ollama-api:llava"),
+    ] {
+        let s = Server::start(vec![]);
+        let env = Env::for_provider(provider, &s);
+        env.project_file("big.png", big.clone());
+        let out = env
+            .run(&["-F", "big.png", route, "--dry-run", "what is this?"])
+            .success();
+        assert!(
+            out.stdout.len() < 20_000,
+            "{provider}: {} bytes printed",
+            out.stdout.len()
+        );
+        let short = format!("iVBORw0K…(300,000 bytes, sha256 {}…)", &hash[..12]);
+        assert!(out.stdout.contains(&short), "{provider}: {}", out.stdout);
+        let body = &out.stdout[out.stdout.find("\n{").expect("a JSON body")..];
+        let v: Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("{provider}: not JSON ({e}): {body}"));
+        assert!(v.is_object());
+        assert!(s.requests().is_empty(), "{provider}: nothing is sent");
+    }
+}
+
+/// A kept copy opens from the page of `ai serve` through a link signed for that one file:
+/// served as what its first bytes say (`nosniff`, a disposition), and nothing else of the
+/// chat's folder or outside it is reachable that way.
+#[test]
+fn serve_opens_a_kept_copy_through_its_signed_link() {
+    use crate::serve::{TOKEN, http, request, serve};
+    let env = Env::echo();
+    env.project_file("cat.png", png());
+    let out = env
+        .run(&["--keep-attachments", "-F", "cat.png", "echo", "what is it?"])
+        .success();
+    let id = out.chat_id();
+    let kept = format!("{}-cat.png", &sha256(&png())[..12]);
+    let dir = env.home.join("chats").join(format!("{id}.files"));
+    let s = serve(&env, &["--token", TOKEN], &[]);
+    let (status, body) = http(s.port, "GET", &format!("/chats/{id}"), Some(TOKEN), b"");
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let link = v["messages"][0]["attachments"][0]["link"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a signed link: {body}"))
+        .to_owned();
+    let path = format!("/chats/{id}/files/{kept}");
+    assert!(link.starts_with(&format!("{path}?sig=")), "{link}");
+    // The link alone (no token) opens it.
+    let a = request(s.port, "GET", &link, &[], b"");
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("content-type").as_deref(), Some("image/png"));
+    assert_eq!(
+        a.header("content-disposition"),
+        Some(format!("inline; filename=\"{kept}\""))
+    );
+    assert_eq!(
+        a.header("x-content-type-options").as_deref(),
+        Some("nosniff")
+    );
+    assert_eq!(a.header("content-length"), Some(png().len().to_string()));
+    assert_eq!(a.body, String::from_utf8_lossy(&png()));
+    // Without the signature, or with this signature on another path: refused.
+    assert_eq!(request(s.port, "GET", &path, &[], b"").status, 401);
+    let sig = link.split_once('?').unwrap().1;
+    std::fs::write(dir.join("other.png"), png()).unwrap();
+    let other = format!("/chats/{id}/files/other.png?{sig}");
+    assert_eq!(request(s.port, "GET", &other, &[], b"").status, 401);
+    // With the token: never a path out of the folder, never a link in it.
+    let outside = env.home.join("config.json");
+    std::fs::write(&outside, "{}").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("link.png")).unwrap();
+    for name in ["..%2F..%2Fconfig.json", "..", "link.png", "missing.png"] {
+        let (status, body) = http(
+            s.port,
+            "GET",
+            &format!("/chats/{id}/files/{name}"),
+            Some(TOKEN),
+            b"",
+        );
+        assert_eq!(status, 404, "{name}: {body}");
+    }
+    // A file in the folder that is neither an image nor a PDF is a download, never a page.
+    std::fs::write(dir.join("x.html"), "<script>alert(1)</script>").unwrap();
+    let a = request(
+        s.port,
+        "GET",
+        &format!("/chats/{id}/files/x.html"),
+        &[&format!("Authorization: Bearer {TOKEN}")],
+        b"",
+    );
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        a.header("content-type").as_deref(),
+        Some("application/octet-stream")
+    );
+    assert!(
+        a.header("content-disposition")
+            .is_some_and(|d| d.starts_with("attachment;")),
+        "{:?}",
+        a.head
+    );
+    // In the page: the attachment line has an "open" link to the signed URL.
+    let Some(browser) = crate::support::webdriver::Browser::start() else {
+        return;
+    };
+    let base = format!("http://127.0.0.1:{}", s.port);
+    browser.go(&format!("{base}/#token={TOKEN}"));
+    browser.wait("the page", "return document.body.dataset.ready === '1'");
+    browser.wait(
+        "the chat list",
+        &format!("return document.querySelector('#chats li[data-id=\"{id}\"]') !== null"),
+    );
+    browser.click(&format!("#chats li[data-id='{id}'] button"));
+    let href = browser.wait(
+        "the open link",
+        "const a = document.querySelector('.msg.user .attachment a.kept'); return a && a.getAttribute('href');",
+    );
+    assert_eq!(href, json!(link));
+}

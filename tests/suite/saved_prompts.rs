@@ -471,3 +471,43 @@ fn a_prompt_too_large_on_stdin_is_refused_and_nothing_is_saved() {
     assert!(out.stderr.contains("not UTF-8"), "{}", out.stderr);
     assert!(!env.home.join("prompts/latin1.md").exists());
 }
+
+/// A link in a `prompts.dirs` folder that leaves it is not followed (as a knowledge base does
+/// not): `-p` says so and reads nothing; a link inside the folder, and a folder that is
+/// itself a link, are fine.
+#[test]
+fn a_link_out_of_a_prompts_dir_is_not_followed() {
+    use std::os::unix::fs::symlink;
+    let env = Env::echo();
+    let secret = env.root.join("elsewhere");
+    fs::create_dir_all(secret.join("pattern")).unwrap();
+    fs::write(secret.join("secret.md"), "SECRET {input}").unwrap();
+    fs::write(secret.join("pattern/system.md"), "SECRET SYSTEM").unwrap();
+    let real = env.root.join("real-prompts");
+    fs::create_dir_all(&real).unwrap();
+    fs::write(real.join("ok.md"), "Fine: {input}").unwrap();
+    symlink(real.join("ok.md"), real.join("alias.md")).unwrap();
+    symlink(secret.join("secret.md"), real.join("leak.md")).unwrap();
+    symlink(secret.join("pattern"), real.join("leaky_pattern")).unwrap();
+    // The configured folder is itself a link to the real one.
+    let dir = env.root.join("prompts-link");
+    symlink(&real, &dir).unwrap();
+    env.write_config(&format!(
+        r#"{{"default_alias":"echo","prompts":{{"dirs":["{}"]}}}}"#,
+        dir.display()
+    ));
+    let (_, user) = parts(&dry(&env, &["-p", "alias", "x"], ""));
+    assert_eq!(user, "Fine: x");
+    for name in ["leak", "leaky_pattern"] {
+        let out = env.ai().args(["-p", name, "x", "--dry-run"]).run().code(2);
+        assert!(
+            out.error()
+                .contains("ai does not follow links out of a prompts.dirs folder"),
+            "{name}: {}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("SECRET"), "{}", out.stdout);
+    }
+    let list = env.ai().args(["prompt", "list"]).run();
+    assert!(!list.stdout.contains("SECRET"), "{}", list.stdout);
+}

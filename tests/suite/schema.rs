@@ -278,3 +278,177 @@ fn bad_schemas_are_refused_before_anything_is_sent() {
     assert!(env.calls().is_empty());
     assert!(env.chat_ids().is_empty());
 }
+
+/// Claude Code's `--json-schema`: the schema is its argument (not in the prompt), and the
+/// reply is the result event's `structured_output`.
+#[test]
+fn claude_takes_the_schema_by_its_json_schema_flag() {
+    let env = Env::new();
+    env.reply(
+        "claude",
+        &[
+            json!({"type":"system","subtype":"init"}),
+            json!({"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}}),
+            json!({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Here it is."}}}),
+        ]
+        .iter()
+        .map(|v| format!("{v}\n"))
+        .chain([r#"{"type":"result","subtype":"success","is_error":false,"result":"Here it is.","structured_output":{"name":"Ann","age":3,"tags":["x"]},"usage":{"input_tokens":5,"output_tokens":2}}
+"#.to_owned()])
+        .collect::<String>(),
+    );
+    let out = env.run(&["sonnet", "--schema", SPEC, "who?"]).success();
+    assert_eq!(
+        out.stdout,
+        "{\"name\":\"Ann\",\"age\":3,\"tags\":[\"x\"]}\n"
+    );
+    let argv = env.argv("claude");
+    let i = argv
+        .iter()
+        .position(|a| a == "--json-schema")
+        .unwrap_or_else(|| panic!("no --json-schema in {argv:?}"));
+    let given: Value = serde_json::from_str(&argv[i + 1]).expect("the schema as JSON");
+    assert_eq!(given, compact_schema());
+    // The schema travels once, by the flag: the prompt does not carry it.
+    let sent = env.stdin_text("claude");
+    assert!(!sent.contains("fits this JSON schema"), "{sent}");
+    assert_eq!(
+        env.messages(&out.chat_id())[1]["content"],
+        "{\"name\":\"Ann\",\"age\":3,\"tags\":[\"x\"]}"
+    );
+}
+
+/// A structured result that does not fit is checked by `ai` and asked for once more.
+#[test]
+fn claude_structured_output_that_does_not_fit_is_fixed_by_the_retry() {
+    let env = Env::new();
+    env.fake(
+        "claude",
+        r#"echo x >> "$FAKE_STATE/n"; cat > "$FAKE_STATE/stdin.$(wc -l < "$FAKE_STATE/n" | tr -d ' ')"
+if [ "$(wc -l < "$FAKE_STATE/n")" -eq 1 ]; then
+  printf '%s\n' '{"type":"result","is_error":false,"result":"","structured_output":{"name":"Ann","tags":[]}}'
+else
+  printf '%s\n' '{"type":"result","is_error":false,"result":"","structured_output":{"name":"Ann","age":4,"tags":[]}}'
+fi"#,
+    );
+    let out = env.run(&["sonnet", "--schema", SPEC, "who?"]).success();
+    assert_eq!(out.stdout, "{\"name\":\"Ann\",\"age\":4,\"tags\":[]}\n");
+    assert!(
+        out.stderr.contains("did not fit the schema"),
+        "{}",
+        out.stderr
+    );
+    let again = std::fs::read_to_string(env.state.join("stdin.2")).expect("a second call");
+    assert!(again.contains("`age` is required"), "{again}");
+}
+
+/// Codex's `--output-schema FILE`: the schema in strict mode's shape, in a file of the
+/// user's own that is gone once the call is over; the reply is its last message.
+#[test]
+fn codex_takes_the_schema_by_its_output_schema_file() {
+    let env = Env::new();
+    env.fake(
+        "codex",
+        r#"cat > /dev/null
+prev=''
+for a in "$@"; do
+  if [ "$prev" = '--output-schema' ]; then
+    printf '%s' "$a" > "$FAKE_STATE/path"
+    cat "$a" > "$FAKE_STATE/schema"
+    stat -c '%a' "$a" > "$FAKE_STATE/mode"
+  fi
+  prev="$a"
+done
+printf '%s\n' '{"type":"turn.started"}'
+printf '%s\n' '{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"Let me think."}}'
+printf '%s\n' '{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"{\"name\":\"Bo\",\"age\":7,\"tags\":[]}"}}'
+printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":3,"output_tokens":4}}'"#,
+    );
+    let out = env.run(&["codex", "--schema", SPEC, "who?"]).success();
+    assert_eq!(out.stdout, "{\"name\":\"Bo\",\"age\":7,\"tags\":[]}\n");
+    let argv = env.argv("codex");
+    assert!(argv.iter().any(|a| a == "--output-schema"), "{argv:?}");
+    assert_eq!(argv.last().map(String::as_str), Some("-"), "{argv:?}");
+    let path = std::fs::read_to_string(env.state.join("path")).expect("a schema file given");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.state.join("schema")).expect("the file was readable"),
+    )
+    .expect("the file holds JSON");
+    assert_eq!(schema, compact_schema());
+    assert_eq!(
+        std::fs::read_to_string(env.state.join("mode"))
+            .unwrap()
+            .trim(),
+        "600"
+    );
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "{path} is removed after the call"
+    );
+    assert!(!env.stdin_text("codex").contains("fits this JSON schema"));
+}
+
+/// Gemini CLI and Qwen Code have no schema flag: they are told in the system prompt.
+#[test]
+fn gemini_and_qwen_are_told_the_schema_in_the_prompt() {
+    let env = Env::new();
+    for (alias, cli) in [("gemini", "gemini"), ("qwen", "qwen")] {
+        env.reply(
+            cli,
+            "```json\n{\"name\":\"Ann\",\"age\":3,\"tags\":[]}\n```\n",
+        );
+        env.run(&[alias, "--schema", SPEC, "who?"]).success();
+        let argv = env.argv(cli).join(" ");
+        assert!(!argv.contains("schema"), "{argv}");
+        assert!(env.stdin_text(cli).contains("fits this JSON schema"));
+    }
+}
+
+/// A reply that never fits came back whole: the notice says it is saved as not fitting, not
+/// that it was cut short.
+#[test]
+fn a_reply_that_never_fits_is_not_called_cut_short() {
+    let s = Server::start(vec![
+        Reply::sse(&[&oa_stream("no", 1, 1)]),
+        Reply::sse(&[&oa_stream("still no", 1, 1)]),
+    ]);
+    let env = Env::for_provider("openai", &s);
+    let out = env
+        .run(&["openai:gpt-test", "--schema", SPEC, "who?"])
+        .code(1);
+    assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
+    let id = out.chat_id();
+    assert!(
+        out.stderr.contains(&format!(
+            "the reply that does not fit is saved in chat {id}, marked interrupted; ask again with: ai chat retry {id}"
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+/// An empty field in the compact form and a `$ref` are refused, each named.
+#[test]
+fn an_empty_field_and_a_ref_are_refused_by_name() {
+    let env = Env::new();
+    let out = env
+        .run(&["codex", "--schema", "name str,, age int", "who?"])
+        .code(2);
+    assert!(out.error().contains("an empty field"), "{}", out.stderr);
+    let out = env
+        .run(&[
+            "codex",
+            "--schema",
+            r##"{"type":"object","$defs":{"n":{"type":"string"}},"properties":{"name":{"$ref":"#/$defs/n"}}}"##,
+            "who?",
+        ])
+        .code(2);
+    assert!(
+        out.error()
+            .contains("\"$ref\" (at properties.name) is not supported"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("hint: "), "{}", out.stderr);
+    assert!(env.calls().is_empty());
+}

@@ -217,8 +217,14 @@ pub(crate) fn dry_run(req: &Request<'_>, config: &Config) -> Result<String> {
     for (k, v) in all_headers(&built) {
         out.push_str(&format!("{k}: {}\n", p.redact_header(&v)));
     }
+    // Images and PDFs as their start, size and hash: never megabytes of base64 on a terminal.
+    let attachments: Vec<&crate::media::Attachment> =
+        req.messages.iter().flat_map(|m| m.attachments()).collect();
     let body = serde_json::from_slice::<Value>(&built.body)
-        .and_then(|v| serde_json::to_string_pretty(&v))
+        .and_then(|mut v| {
+            crate::media::shorten_in(&mut v, &attachments);
+            serde_json::to_string_pretty(&v)
+        })
         .unwrap_or_default();
     out.push('\n');
     out.push_str(&redact(&body, &p));

@@ -75,6 +75,9 @@ struct ResultEvent<'a> {
     usage: Option<WireUsage>,
     #[serde(default, deserialize_with = "crate::chat::record::lenient::cost")]
     total_cost_usd: Option<f64>,
+    /// `--json-schema`: the reply as JSON (its `result` text is then empty, or words).
+    #[serde(default, borrow)]
+    structured_output: Option<&'a serde_json::value::RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -223,6 +226,9 @@ impl Claude {
             self.held.clear();
             self.holding = false;
             return Ok(());
+        }
+        if let Some(raw) = r.structured_output.filter(|raw| raw.get() != "null") {
+            st.structured = Some(raw.get().to_owned());
         }
         // Text held as a possible API error was the reply after all.
         self.holding = false;

@@ -57,6 +57,8 @@ impl Codex {
                     kind,
                     text: Some(text),
                 }) if kind == "agent_message" => {
+                    // With `--output-schema` the last message is the JSON.
+                    st.structured = Some(text.clone());
                     st.new_block(out)?;
                     st.emit(&text, out)
                 }

@@ -38,6 +38,9 @@ pub(crate) struct State {
     pub(crate) error: Option<String>,
     /// The final event (`result`, `turn.completed`/`turn.failed`) was seen.
     pub(crate) finished: bool,
+    /// The CLI's own structured result, JSON (claude's `structured_output`, codex's last
+    /// `agent_message`): the reply when the schema went through the CLI's own flag.
+    pub(crate) structured: Option<String>,
 }
 
 impl State {
@@ -99,6 +102,8 @@ pub(crate) struct Decoded {
     pub(crate) saw_json: bool,
     /// Plain lines printed among the JSON events (empty when none), at most the last 16 KiB.
     pub(crate) stray: String,
+    /// See [`State::structured`].
+    pub(crate) structured: Option<String>,
 }
 
 impl Decoder {
@@ -196,6 +201,7 @@ impl Decoder {
             plain: self.plain,
             saw_json: self.saw_json,
             stray: self.stray,
+            structured: self.state.structured,
         };
         (d, r)
     }

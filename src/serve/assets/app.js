@@ -176,7 +176,8 @@ function humanSize(n) {
   return n + ' B';
 }
 
-// What was attached to a message: its name, type and size (the bytes are not on the page).
+// What was attached to a message: its name, type and size (the bytes are not on the page);
+// a kept copy opens through the link the server signed for it (a plain link carries no token).
 function attachmentLines(d, list) {
   if (!Array.isArray(list)) return;
   for (const a of list) {
@@ -184,7 +185,15 @@ function attachmentLines(d, list) {
     const what = a.url
       ? `${a.name} (web page from ${a.url})`
       : `${a.name} (${a.type}, ${humanSize(Number(a.size) || 0)}${a.kept ? ', a copy kept' : ''})`;
-    d.appendChild(el('p', 'attachment', 'attached: ' + what));
+    const p = el('p', 'attachment', 'attached: ' + what);
+    if (typeof a.link === 'string' && a.link.startsWith('/chats/')) {
+      const open = el('a', 'kept', 'open');
+      open.href = a.link;
+      open.target = '_blank';
+      open.rel = 'noopener noreferrer';
+      p.append(' · ', open);
+    }
+    d.appendChild(p);
   }
 }
 
