@@ -292,8 +292,8 @@ pub(crate) trait Store {
     /// Store passage `c`'s (normalized) vector.
     fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()>;
     /// After a sync wrote everything: derived structures brought up to date (the side file of
-    /// vectors, the write-ahead log folded back).
-    fn finish_sync(&self, dims: usize) -> StoreResult<()>;
+    /// vectors, the write-ahead log folded back). A notice for the user, when there is one.
+    fn finish_sync(&self, dims: usize) -> StoreResult<Option<String>>;
 
     // Search.
     /// In how many passages the words table has `word` (as indexed).

@@ -958,8 +958,8 @@ impl Store for Postgres {
             .map(|_| ())
     }
 
-    fn finish_sync(&self, _dims: usize) -> StoreResult<()> {
-        Ok(())
+    fn finish_sync(&self, _dims: usize) -> StoreResult<Option<String>> {
+        Ok(None)
     }
 
     fn doc_freq(&self, word: &str) -> StoreResult<u64> {
