@@ -201,6 +201,25 @@ impl Embedder {
         }
     }
 
+    /// Whether this is a local static model (a table of token vectors: weaker evidence than a
+    /// transformer's, so a search weighs its list less). Reads the model folder's config.json
+    /// when the model is not loaded yet, never loads or downloads it (a query embedded by
+    /// `ai serve` leaves it unloaded here).
+    pub(crate) fn is_static(&self) -> bool {
+        let Kind::Local(l) = &self.kind else {
+            return false;
+        };
+        if let Some(m) = l.model.get() {
+            return m.family_name() == "static";
+        }
+        let dir = match &l.source {
+            crate::kb::local::Source::Folder(p) => Some(p.clone()),
+            other => other.hub_dir(&l.home),
+        };
+        dir.and_then(|d| crate::kb::local::read_json(&d.join("config.json")).ok())
+            .is_some_and(|c| crate::kb::local::is_static_config(&c))
+    }
+
     /// The normalized "provider:model" (`gemini:x` is `gemini-api:x`).
     pub(crate) fn spec(&self) -> &str {
         &self.spec

@@ -383,6 +383,21 @@ impl Index {
         }
     }
 
+    /// Connect to the server of `name` for a rebuild, without looking at its tables (they may
+    /// be damaged): [`reset`] makes new ones beside them. `None` for a base in a file.
+    pub(crate) fn connect_to_rebuild(name: &str, base: &BaseConfig) -> Result<Option<Index>> {
+        match server(name, base)? {
+            #[cfg(feature = "postgres")]
+            Some(url) => Ok(Some(Index {
+                name: name.to_owned(),
+                backing: Backing::Postgres(Box::new(postgres::Postgres::connect(name, &url)?)),
+            })),
+            #[cfg(not(feature = "postgres"))]
+            Some(_) => unreachable!("server() refuses URLs without the postgres feature"),
+            None => Ok(None),
+        }
+    }
+
     /// Open the index of `name` at `path` (its own file, or [`beside`] it).
     pub(crate) fn open_at(home: &Home, name: &str, path: PathBuf, create: bool) -> Result<Index> {
         let s = sqlite::Sqlite::open(home, name, path, create)?;
@@ -434,13 +449,14 @@ pub(crate) fn remove(home: &Home, name: &str) -> Result<bool> {
 pub(crate) fn switch(home: &Home, name: &str, fresh: Index) -> Result<()> {
     match fresh.backing {
         Backing::Sqlite(s) => sqlite::switch(home, name, s),
-        // Rebuilt in place.
+        // Rebuilt in a schema beside the base's.
         #[cfg(feature = "postgres")]
-        Backing::Postgres(_) => Ok(()),
+        Backing::Postgres(p) => p.switch(),
     }
 }
 
-/// Empty an index on a server, as new (`kb sync --full`): its tables are made again.
+/// Empty an index on a server, as new (`kb sync --full`): its tables are made again beside
+/// the old ones, which [`switch`] replaces at the end.
 pub(crate) fn reset(ix: &Index) -> Result<()> {
     match &ix.backing {
         Backing::Sqlite(_) => Ok(()),

@@ -140,7 +140,16 @@ fn run_with(
     // On a server: one connection for the whole sync, holding the base's sync lock.
     let mut shared = None;
     if on_server {
-        let ix = Index::open_base(home, name, base, true)?;
+        // A rebuild does not read the tables it replaces (they may be damaged).
+        let rebuild = if full {
+            Index::connect_to_rebuild(name, base)?
+        } else {
+            None
+        };
+        let ix = match rebuild {
+            Some(ix) => ix,
+            None => Index::open_base(home, name, base, true)?,
+        };
         if let Err(e) = ix.lock_sync() {
             return Err(e.into());
         }
@@ -169,9 +178,9 @@ fn run_with(
     }
     // A rebuild of an index in use is built beside it and switched in at the end: searches and
     // grounded turns meanwhile keep the whole old index, never none or a part.
-    let rebuilding = !on_server && full && store::file(home, name).exists();
+    let rebuilding = full && (on_server || store::file(home, name).exists());
     let ix = if let Some(ix) = shared {
-        // A server's tables are rebuilt in place, under the sync lock.
+        // A server's tables are rebuilt in a schema beside them, under the sync lock.
         if full {
             store::reset(&ix)?;
         }

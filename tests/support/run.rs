@@ -8,10 +8,12 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::kb_store::KbStore;
 use super::proc::{Call, DEADLINE, Proc};
 
 /// A call being built. Unless the test says otherwise, stdin is /dev/null and stdout and
@@ -27,10 +29,11 @@ pub struct Cmd {
     deadline: Duration,
     runs: PathBuf,
     home: PathBuf,
+    kb: Arc<KbStore>,
 }
 
 impl Cmd {
-    pub(super) fn new(inner: Command, runs: &Path, home: &Path) -> Cmd {
+    pub(super) fn new(inner: Command, runs: &Path, home: &Path, kb: Arc<KbStore>) -> Cmd {
         Cmd {
             inner,
             words: Vec::new(),
@@ -41,6 +44,7 @@ impl Cmd {
             deadline: DEADLINE,
             runs: runs.to_path_buf(),
             home: home.to_path_buf(),
+            kb,
         }
     }
 
@@ -109,6 +113,7 @@ impl Cmd {
 
     /// Start it under the hang guard (see [`Proc`]).
     pub fn spawn(mut self) -> io::Result<Proc> {
+        self.kb.apply(&mut self.inner, &mut self.words);
         let label = self.label();
         let capture = |set: bool, what: &str| -> io::Result<Option<(PathBuf, fs::File)>> {
             if set {
@@ -163,7 +168,9 @@ impl Cmd {
     }
 
     /// Run to completion as an [`Out`].
-    pub fn run(self) -> Out {
+    pub fn run(mut self) -> Out {
+        let kb = Arc::clone(&self.kb);
+        kb.apply(&mut self.inner, &mut self.words);
         let label = self.label();
         let out = self.spawn().expect("start ai").wait();
         // Shown only when the test fails: every call it made, with its output.

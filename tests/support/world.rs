@@ -20,11 +20,13 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tempfile::TempDir;
 
 use super::fake::BACKENDS;
+use super::kb_store::KbStore;
 use super::run::{Cmd, Out};
 use super::{Proc, Server};
 
@@ -57,6 +59,8 @@ pub struct Env {
     path: String,
     set_ai_home: bool,
     vars: Vec<(String, String)>,
+    /// Where the test's knowledge bases live (see `kb_store.rs`).
+    pub kb: Arc<KbStore>,
 }
 
 impl Env {
@@ -102,6 +106,7 @@ impl Env {
             path,
             set_ai_home: true,
             vars: Vec::new(),
+            kb: Arc::default(),
         }
     }
 
@@ -188,7 +193,7 @@ impl Env {
         for (k, v) in &self.vars {
             cmd.env(k, v);
         }
-        Cmd::new(cmd, &self.runs, &self.home)
+        Cmd::new(cmd, &self.runs, &self.home, Arc::clone(&self.kb))
     }
 
     pub fn config_path(&self) -> PathBuf {

@@ -36,6 +36,18 @@ enum Family {
     Bert(bert::SentenceModel),
 }
 
+/// Whether a model folder's config.json describes a static model (model2vec: a table of token
+/// vectors, no transformer layers).
+pub(crate) fn is_static_config(config: &serde_json::Value) -> bool {
+    let model_type = config
+        .get("model_type")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    model_type == "model2vec"
+        || config.get("hidden_dim").is_some() && config.get("num_hidden_layers").is_none()
+}
+
 /// A local model loaded from its folder, ready to embed.
 pub(crate) struct LocalModel {
     family: Family,
@@ -68,13 +80,7 @@ impl LocalModel {
     /// (a file missing, a damaged file, a tokenizer of another model) is an error with a hint.
     pub(crate) fn load(dir: &Path, spec: &str) -> Result<LocalModel> {
         let (config, tokenizer) = open_folder(dir, spec)?;
-        let model_type = config
-            .get("model_type")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let is_static = model_type == "model2vec"
-            || config.get("hidden_dim").is_some() && config.get("num_hidden_layers").is_none();
+        let is_static = is_static_config(&config);
         let (query_prefix, passage_prefix) = prefixes(dir, spec);
         if is_static {
             let m = static_model::StaticModel::load(dir, tokenizer)?;
@@ -100,6 +106,11 @@ impl LocalModel {
         #[cfg(not(feature = "bert"))]
         {
             let _ = tokenizer;
+            let model_type = config
+                .get("model_type")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_ascii_lowercase();
             Err(Error::usage(format!(
                 "{} holds a {} model; this build of ai reads only static (model2vec) models",
                 dir.display(),

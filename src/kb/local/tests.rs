@@ -171,3 +171,18 @@ fn an_embedding_model_is_refused_as_a_reranker() {
     assert!(e.to_string().contains("is not a cross-encoder"), "{e}");
     assert!(e.hint_text().is_some_and(|h| h.contains("--embed")));
 }
+
+#[test]
+fn static_models_are_told_from_transformers_by_their_config() {
+    use serde_json::json;
+    assert!(super::is_static_config(
+        &json!({"model_type": "model2vec", "hidden_dim": 256})
+    ));
+    assert!(super::is_static_config(&json!({"hidden_dim": 256})));
+    assert!(!super::is_static_config(
+        &json!({"model_type": "bert", "hidden_size": 384, "num_hidden_layers": 6})
+    ));
+    assert!(!super::is_static_config(
+        &json!({"hidden_dim": 256, "num_hidden_layers": 2})
+    ));
+}

@@ -12,8 +12,10 @@
 //! read a committed state (MVCC).
 //!
 //! The client is the `postgres` crate (a small tokio runtime inside, made only here), with TLS
-//! through rustls when the server offers it (`sslmode=prefer`, the default; `sslmode=require`
-//! insists on it, `sslmode=disable` never tries).
+//! through rustls when the server offers it, as libpq: `sslmode=prefer` (the default) and
+//! `require` encrypt without checking the server's certificate, `verify-ca` and `verify-full`
+//! check it against `sslrootcert` (a PEM file, `system`, or `~/.postgresql/root.crt`),
+//! `disable` never tries.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -38,6 +40,9 @@ pub(crate) struct Postgres {
     /// The URL without its password.
     place: String,
     statements: RefCell<HashMap<String, Statement>>,
+    /// A rebuild (`kb sync --full`) in progress on this connection: its tables are made in a
+    /// schema beside the base's, `ai_kbnew_NAME`, switched in when it is done ([`Self::switch`]).
+    rebuilding: std::cell::Cell<bool>,
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
@@ -177,16 +182,223 @@ fn detail(e: &postgres::Error) -> String {
     }
 }
 
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
-    let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| Error::backend(format!("cannot set up TLS: {e}")))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+/// How the server is checked, by libpq's `sslmode` and `sslrootcert` (which the client library
+/// does not know: they are taken out of the URL it is given).
+#[derive(Debug, Clone, PartialEq)]
+enum Check {
+    /// Encrypted when the server offers it (`prefer`) or insists (`require`), without asking
+    /// who the server is: libpq's way (SCRAM's channel binding still ties the sign-in to it).
+    Nothing,
+    /// The certificate is signed by an authority of `roots` (`verify-ca`, or `require` with an
+    /// `sslrootcert`).
+    Authority { roots: Roots },
+    /// …and is made out to the host of the URL (`verify-full`).
+    Full { roots: Roots },
+}
+
+/// The authorities a server's certificate is checked against.
+#[derive(Debug, Clone, PartialEq)]
+enum Roots {
+    /// A PEM file (`sslrootcert=FILE`, or `~/.postgresql/root.crt`).
+    File(std::path::PathBuf),
+    /// The public authorities (`sslrootcert=system`).
+    System,
+    /// None given and no `~/.postgresql/root.crt`.
+    Missing,
+}
+
+/// `url` as the client library reads it (`sslmode=verify-ca` and `verify-full` as `require`,
+/// no `sslrootcert`), and how to check the server.
+fn tls_settings(url: &str) -> (String, Check) {
+    let Some((head, query)) = url.split_once('?') else {
+        return (url.to_owned(), Check::Nothing);
+    };
+    let mut mode = String::new();
+    let mut rootcert = None;
+    let mut kept = Vec::new();
+    for part in query.split('&') {
+        let (k, v) = part.split_once('=').unwrap_or((part, ""));
+        match k {
+            "sslrootcert" => rootcert = Some(percent_decode(v)),
+            "sslmode" if v == "verify-ca" || v == "verify-full" => {
+                mode = v.to_owned();
+                kept.push("sslmode=require".to_owned());
+            }
+            _ => {
+                if k == "sslmode" {
+                    mode = v.to_owned();
+                }
+                kept.push(part.to_owned());
+            }
+        }
+    }
+    let url = if kept.is_empty() {
+        head.to_owned()
+    } else {
+        format!("{head}?{}", kept.join("&"))
+    };
+    let roots = || match rootcert.as_deref() {
+        Some("system") => Roots::System,
+        Some(f) => Roots::File(f.into()),
+        None => match dirs::home_dir().map(|h| h.join(".postgresql/root.crt")) {
+            Some(f) if f.is_file() => Roots::File(f),
+            _ => Roots::Missing,
+        },
+    };
+    let check = match mode.as_str() {
+        "verify-full" => Check::Full { roots: roots() },
+        "verify-ca" => Check::Authority { roots: roots() },
+        // As libpq: `require` with a CA file given checks the authority.
+        "require" if rootcert.is_some() => Check::Authority { roots: roots() },
+        _ => Check::Nothing,
+    };
+    (url, check)
+}
+
+/// `%XX` escapes of a URL's query value, decoded.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The server's certificate, checked as [`Check`] says.
+#[derive(Debug)]
+struct Verifier {
+    /// `None`: not checked.
+    webpki: Option<std::sync::Arc<rustls::client::WebPkiServerVerifier>>,
+    /// Whether the certificate must name the host.
+    names: bool,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl rustls::client::danger::ServerCertVerifier for Verifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> std::result::Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error as E};
+        let Some(webpki) = &self.webpki else {
+            return Ok(rustls::client::danger::ServerCertVerified::assertion());
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(E::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.names => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            r => r,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+fn tls(name: &str, check: &Check) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let (roots, names) = match check {
+        Check::Nothing => (None, false),
+        Check::Authority { roots } => (Some(roots), false),
+        Check::Full { roots } => (Some(roots), true),
+    };
+    let webpki = match roots {
+        None => None,
+        Some(roots) => {
+            let store = match roots {
+                Roots::System => {
+                    rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned())
+                }
+                Roots::File(f) => root_file(name, f)?,
+                Roots::Missing => {
+                    let file = dirs::home_dir()
+                        .unwrap_or_default()
+                        .join(".postgresql/root.crt");
+                    return Err(Error::config(format!(
+                        "knowledge base {name}: sslmode asks to check the server's certificate, but no authority to check it against is given ({} does not exist)",
+                        file.display()
+                    ))
+                    .hint("add sslrootcert=/path/to/root.crt (the CA that signed the server's certificate) to the URL, or sslrootcert=system for the public authorities"));
+                }
+            };
+            let v = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                std::sync::Arc::new(store),
+                provider.clone(),
+            )
+            .build()
+            .map_err(|e| Error::backend(format!("cannot set up TLS: {e}")))?;
+            Some(v)
+        }
+    };
+    let verifier = Verifier {
+        webpki,
+        names,
+        algorithms: provider.signature_verification_algorithms,
+    };
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::backend(format!("cannot set up TLS: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
+        .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// The certificates of a PEM file of authorities (`sslrootcert`).
+fn root_file(name: &str, file: &std::path::Path) -> Result<rustls::RootCertStore> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let bad = |why: String| {
+        Error::config(format!(
+            "knowledge base {name}: cannot use sslrootcert {}: {why}",
+            file.display()
+        ))
+        .hint("give a PEM file with the certificate of the authority that signed the server's")
+    };
+    let text = std::fs::read(file).map_err(|e| bad(e.to_string()))?;
+    let mut store = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&text) {
+        let cert = cert.map_err(|e| bad(e.to_string()))?;
+        store.add(cert).map_err(|e| bad(e.to_string()))?;
+    }
+    if store.is_empty() {
+        return Err(bad("it holds no certificate".into()));
+    }
+    Ok(store)
 }
 
 const TABLES: &str = "
@@ -251,7 +463,17 @@ CREATE TABLE unread (
 impl Postgres {
     /// Connect to the server at `url` and open (with `create`, make) the tables of `name`.
     pub(crate) fn open(name: &str, url: &str, create: bool) -> Result<Postgres> {
+        let pg = Postgres::connect(name, url)?;
+        pg.prepare(create)?;
+        Ok(pg)
+    }
+
+    /// Connect to the server at `url` for a rebuild of `name` (`kb sync --full`): the base's
+    /// tables are not looked at, so a damaged base can be rebuilt; [`Self::reset`] makes new
+    /// ones, once the sync holds the base's lock.
+    pub(crate) fn connect(name: &str, url: &str) -> Result<Postgres> {
         let place = redact(url);
+        let (url, check) = tls_settings(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             Error::config(format!(
                 "the store of knowledge base {name} is not a PostgreSQL URL ({place}): {e}"
@@ -282,9 +504,19 @@ impl Postgres {
                 }
             }
         }
-        let client = config.connect(tls()?).map_err(|e| {
+        let client = config.connect(tls(name, &check)?).map_err(|e| {
             let kind = classify(&e);
             let why = detail(&e);
+            if why.contains("invalid peer certificate") {
+                let e = Error::config(format!(
+                    "the server of knowledge base {name} ({place}) did not prove who it is: {why}"
+                ));
+                return if why.contains("not valid for name") {
+                    e.hint("give the server by a name its certificate is made out to (sslmode=verify-ca checks the authority only)")
+                } else {
+                    e.hint("give the authority that signed its certificate with sslrootcert=/path/to/root.crt in the URL (sslmode=require encrypts without checking the server)")
+                };
+            }
             match kind {
                 Kind::Access => Error::config(format!(
                     "the server of knowledge base {name} refused the sign-in ({place}): {why}"
@@ -296,18 +528,26 @@ impl Postgres {
                 .hint("check that the server runs and accepts connections, then try again"),
             }
         })?;
-        let pg = Postgres {
+        Ok(Postgres {
             client: RefCell::new(client),
             name: name.to_owned(),
             place,
             statements: RefCell::new(HashMap::new()),
-        };
-        pg.prepare(create)?;
-        Ok(pg)
+            rebuilding: std::cell::Cell::new(false),
+        })
     }
 
     fn schema(&self) -> String {
-        quote_ident(&format!("ai_kb_{}", self.name))
+        if self.rebuilding.get() {
+            self.beside()
+        } else {
+            quote_ident(&format!("ai_kb_{}", self.name))
+        }
+    }
+
+    /// The schema a rebuild is made in (no base's: their schemas start `ai_kb_`).
+    fn beside(&self) -> String {
+        quote_ident(&format!("ai_kbnew_{}", self.name))
     }
 
     fn err(&self, e: &postgres::Error) -> StoreError {
@@ -533,11 +773,37 @@ impl Postgres {
         )?)
     }
 
-    /// Make the base's tables again, empty (the session keeps its sync lock).
+    /// Make the base's tables again, empty, beside the old ones (the session keeps its sync
+    /// lock). Searches and grounded turns meanwhile keep the whole old index, never none or a part;
+    /// what a rebuild that died left there is dropped first.
     pub(crate) fn reset(&self) -> Result<()> {
-        self.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema()))?;
+        self.exec(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.beside()))?;
+        self.rebuilding.set(true);
         self.statements.borrow_mut().clear();
         self.prepare(true)
+    }
+
+    /// Put a finished rebuild in the place of the base's tables, in one transaction.
+    pub(crate) fn switch(&self) -> Result<()> {
+        if !self.rebuilding.get() {
+            return Ok(());
+        }
+        let beside = self.schema();
+        self.rebuilding.set(false);
+        let schema = self.schema();
+        self.statements.borrow_mut().clear();
+        let done = self.exec(&format!(
+            "BEGIN;
+             DROP SCHEMA IF EXISTS {schema} CASCADE;
+             ALTER SCHEMA {beside} RENAME TO {schema};
+             SET search_path = {schema}, public;
+             COMMIT;"
+        ));
+        if let Err(e) = done {
+            self.exec("ROLLBACK").ok();
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// The size of the vectors column, when it has one.
@@ -1345,5 +1611,45 @@ mod tests {
             like_patterns("\"sicherung\" OR \"a_b\""),
             ["%sicherung%", "%a\\_b%"]
         );
+    }
+
+    #[test]
+    fn tls_settings_are_libpqs() {
+        let (url, check) = tls_settings("postgres://a@h/db");
+        assert_eq!((url.as_str(), check), ("postgres://a@h/db", Check::Nothing));
+        let (url, check) = tls_settings("postgres://a@h/db?sslmode=require&application_name=x");
+        assert_eq!(url, "postgres://a@h/db?sslmode=require&application_name=x");
+        assert_eq!(check, Check::Nothing);
+        // What the client library does not know is taken out; the URL still parses.
+        let (url, check) =
+            tls_settings("postgres://a@h/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fmy%20ca.crt");
+        assert_eq!(url, "postgres://a@h/db?sslmode=require");
+        assert!(url.parse::<postgres::Config>().is_ok());
+        assert_eq!(
+            check,
+            Check::Full {
+                roots: Roots::File("/tmp/my ca.crt".into())
+            }
+        );
+        let (url, check) = tls_settings("postgres://a@h/db?sslrootcert=system&sslmode=verify-ca");
+        assert_eq!(url, "postgres://a@h/db?sslmode=require");
+        assert_eq!(
+            check,
+            Check::Authority {
+                roots: Roots::System
+            }
+        );
+        // `require` with an authority checks it, as libpq does.
+        let (_, check) = tls_settings("postgres://a@h/db?sslmode=require&sslrootcert=/ca.pem");
+        assert_eq!(
+            check,
+            Check::Authority {
+                roots: Roots::File("/ca.pem".into())
+            }
+        );
+        let (url, check) = tls_settings("postgres://a@h/db?sslmode=disable");
+        assert_eq!(url, "postgres://a@h/db?sslmode=disable");
+        assert_eq!(check, Check::Nothing);
+        assert_eq!(percent_decode("a%2fb%zz%4"), "a/b%zz%4");
     }
 }
