@@ -192,16 +192,7 @@ pub(crate) fn show(ui: &Ui, hits: &[Hit]) {
     }
     let mut line = String::from("Sources:");
     for (i, h) in hits.iter().enumerate() {
-        // A PDF's page (`p. 3`) or an HTML page's heading: where in a long document it is.
-        let document = matches!(
-            super::scan::kind_of(&h.path),
-            Some(super::chunk::Kind::Pdf | super::chunk::Kind::Html)
-        );
-        let at = if document && !h.heading.is_empty() {
-            format!(" · {}", crate::fmt::one_line(&h.heading, 60))
-        } else {
-            String::new()
-        };
+        let at = position(h);
         line.push_str(&format!(
             "\n  [{}] {}{}{at} ({}{})",
             i + 1,
@@ -221,9 +212,82 @@ pub(crate) fn show(ui: &Ui, hits: &[Hit]) {
     ui.notice(&line);
 }
 
+/// Where in its note a passage is, for the sources line: a PDF's page (`p. 3`) or an HTML
+/// page's heading; in a note, the headings under its title (`Setup > Backups`), or the lines of
+/// a later passage without a heading (`lines 40–72`). Nothing for the start of a note.
+fn position(h: &Hit) -> String {
+    let document = matches!(
+        super::scan::kind_of(&h.path),
+        Some(super::chunk::Kind::Pdf | super::chunk::Kind::Html)
+    );
+    let heading = if document {
+        h.heading.as_str()
+    } else if h.heading == h.title {
+        ""
+    } else {
+        h.heading
+            .strip_prefix(h.title.as_str())
+            .and_then(|rest| rest.strip_prefix(" > "))
+            .unwrap_or(&h.heading)
+    };
+    if !heading.is_empty() {
+        format!(" · {}", crate::fmt::one_line(heading, 60))
+    } else if !document && h.chunk > 0 {
+        format!(" · lines {}–{}", h.lines[0], h.lines[1])
+    } else {
+        String::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hit(path: &str, title: &str, heading: &str, chunk: u32, lines: [u32; 2]) -> Hit {
+        Hit {
+            kb: "notes".into(),
+            id: "id".into(),
+            title: title.into(),
+            ordering: None,
+            path: path.into(),
+            score: 1.0,
+            closeness: 1.0,
+            chunk,
+            heading: heading.into(),
+            lines,
+            passage: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_source_says_where_in_its_note_the_passage_is() {
+        // The start of a note, under its title or before any heading: the note says it all.
+        assert_eq!(position(&hit("a.md", "Backup", "Backup", 0, [1, 9])), "");
+        assert_eq!(position(&hit("a.md", "a", "", 0, [1, 9])), "");
+        // Under a heading of its own: the headings below the title.
+        assert_eq!(
+            position(&hit(
+                "a.md",
+                "Backup",
+                "Backup > Restore > Tape",
+                2,
+                [20, 30]
+            )),
+            " · Restore > Tape"
+        );
+        assert_eq!(
+            position(&hit("a.md", "Backup", "Other", 1, [20, 30])),
+            " · Other"
+        );
+        // A later passage of a note without headings: its lines.
+        assert_eq!(
+            position(&hit("a.md", "a", "", 3, [41, 72])),
+            " · lines 41–72"
+        );
+        // Documents as before: their page or heading, never lines.
+        assert_eq!(position(&hit("r.pdf", "r", "p. 2", 1, [1, 1])), " · p. 2");
+        assert_eq!(position(&hit("r.pdf", "r", "", 1, [1, 1])), "");
+    }
 
     #[test]
     fn follow_up_searches_with_the_previous_question() {

@@ -312,8 +312,8 @@ pub(crate) trait Store {
         Ok(())
     }
     /// After a sync wrote everything: derived structures brought up to date (the side file of
-    /// vectors, the write-ahead log folded back).
-    fn finish_sync(&self, dims: usize) -> StoreResult<()>;
+    /// vectors, the write-ahead log folded back). A notice for the user, when there is one.
+    fn finish_sync(&self, dims: usize) -> StoreResult<Option<String>>;
 
     // Search.
     /// In how many passages the words table has `word` (as indexed).

@@ -97,6 +97,31 @@ pub(crate) fn run(
     full: bool,
     ui: &Ui,
 ) -> Result<Counts> {
+    run_with(home, name, base, embedder, full, true, ui)
+}
+
+/// Sync the notes of knowledge base `name` and their keywords, chunked for `embedder`, leaving
+/// new passages without vectors for the next sync that embeds (a freshness check before a
+/// turn, which must not wait on an embedding provider).
+pub(crate) fn run_keywords(
+    home: &Home,
+    name: &str,
+    base: &BaseConfig,
+    embedder: &Embedder,
+    ui: &Ui,
+) -> Result<Counts> {
+    run_with(home, name, base, Some(embedder), false, false, ui)
+}
+
+fn run_with(
+    home: &Home,
+    name: &str,
+    base: &BaseConfig,
+    embedder: Option<&Embedder>,
+    full: bool,
+    embed: bool,
+    ui: &Ui,
+) -> Result<Counts> {
     let _lock = lock(home, name)?;
     // Ctrl+C ends the sync at the next note or batch, after a commit (a second one ends `ai`).
     let _defer = signal::Defer::start();
@@ -342,7 +367,9 @@ pub(crate) fn run(
 
     let mut dims = 0;
     if let Some(e) = embedder {
-        counts.embedded = embed_missing(&ix, e, ui)?;
+        if embed {
+            counts.embedded = embed_missing(&ix, e, ui)?;
+        }
         dims = ix
             .meta("dimensions")?
             .and_then(|d| d.parse::<usize>().ok())
@@ -353,7 +380,9 @@ pub(crate) fn run(
     let langs = ix.languages()?;
     ix.set_meta("languages", Some(&langs.join(",")))?;
     ix.set_meta("last_sync", Some(&chrono::Utc::now().to_rfc3339()))?;
-    ix.finish_sync(dims)?;
+    if let Some(notice) = ix.finish_sync(dims)? {
+        ui.notice(&notice);
+    }
     if rebuilding {
         drop(tx);
         store::switch(home, name, ix)?;

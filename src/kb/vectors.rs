@@ -5,10 +5,24 @@
 //!
 //! The file carries the index's vector generation (`meta.vectors`, bumped by every commit that
 //! changes a vector); a file of another generation is not used (the search scans the BLOBs
-//! instead) and is rebuilt at the end of a sync.
+//! instead). A sync brings it up to date at its end by what the sync touched: each vector
+//! written is also noted in the table `vector_log` (in the same transaction), and its record is
+//! appended to the file. Records are never changed in place: the header's record count is
+//! raised only after the records it covers are written, so a reader (which reads that many) never
+//! sees a torn vector, and a sync killed at any moment leaves either the old file, whose
+//! generation no longer matches (searches scan the BLOBs), or records past the count that the next
+//! sync writes again. A passage deleted or re-embedded leaves its old record behind: harmless, as
+//! every candidate is scored again from SQLite (a chunk gone scores nothing), and the file is
+//! written anew when such records pass a fifth of it.
+//!
+//! Format 2 (`AIKBVEC2`): a header of magic, generation (u64), dimensions (u32), record count
+//! (u32), then records of chunk ID (i64), scale (f32) and one signed byte per dimension, little
+//! endian. A file of format 1 (`AIKBVEC1`, rewritten whole by every sync) is never read: the next
+//! sync writes it anew, and says so.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rusqlite::params;
@@ -16,8 +30,13 @@ use rusqlite::params;
 use super::store::sqlite::Sqlite as Index;
 use super::store::{Kind, Store, StoreResult as Result, vectors_file};
 
-const MAGIC: &[u8; 8] = b"AIKBVEC1";
+const MAGIC: &[u8; 8] = b"AIKBVEC2";
+/// The format before records were appended: never read.
+const MAGIC_1: &[u8; 8] = b"AIKBVEC1";
 const HEADER: usize = 8 + 8 + 4 + 4;
+/// Where the header keeps the generation and the record count.
+const AT_GENERATION: u64 = 8;
+const AT_COUNT: u64 = 20;
 
 /// The index's current vector generation.
 pub(crate) fn generation(index: &Index) -> Result<u64> {
@@ -29,33 +48,218 @@ pub(crate) fn generation(index: &Index) -> Result<u64> {
 
 /// The side file, when it is a regular file. Opened without blocking: a FIFO or a device in
 /// its place is passed over (the search scans the BLOBs), never waited on.
-fn open_side_file(index: &Index) -> Option<File> {
+fn open_side_file(index: &Index, write: bool) -> Option<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
+        .write(write)
         .custom_flags(libc::O_NONBLOCK)
         .open(vectors_file(&index.path))
         .ok()?;
     f.metadata().ok()?.is_file().then_some(f)
 }
 
-/// Whether the side file holds the index's current vectors (else a sync rebuilds it).
-pub(crate) fn is_current(index: &Index) -> Result<bool> {
-    let Some(mut f) = open_side_file(index) else {
-        return Ok(false);
-    };
-    let mut head = [0u8; HEADER];
-    if f.read_exact(&mut head).is_err() || &head[..8] != MAGIC {
-        return Ok(false);
-    }
-    let file_gen = u64::from_le_bytes(head[8..16].try_into().unwrap_or_default());
-    Ok(file_gen == generation(index)?)
+/// What a side file's header says.
+#[derive(Debug, PartialEq)]
+enum Head {
+    /// Format 2: its generation, dimensions and record count.
+    Current {
+        generation: u64,
+        dims: usize,
+        count: usize,
+    },
+    /// Written by an earlier version (format 1).
+    Old,
+    /// Too short, or not a side file.
+    Unknown,
 }
 
-/// Mark the vectors changed (inside the caller's transaction).
+fn parse_head(head: &[u8; HEADER]) -> Head {
+    let u32_at = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().unwrap_or_default());
+    match &head[..8] {
+        m if m == MAGIC => Head::Current {
+            generation: u64::from_le_bytes(head[8..16].try_into().unwrap_or_default()),
+            dims: u32_at(16) as usize,
+            count: u32_at(20) as usize,
+        },
+        m if m == MAGIC_1 => Head::Old,
+        _ => Head::Unknown,
+    }
+}
+
+fn read_head(f: &File) -> Head {
+    let mut head = [0u8; HEADER];
+    match f.read_exact_at(&mut head, 0) {
+        Ok(()) => parse_head(&head),
+        Err(_) => Head::Unknown,
+    }
+}
+
+/// Mark the vectors changed (inside the caller's transaction). `vectors_logged` says the
+/// change was made by a version that notes what it writes in `vector_log`: a generation that
+/// an earlier version made has no such mark, and the side file is then written anew.
 pub(crate) fn bump(index: &Index) -> Result<()> {
-    let next = generation(index)? + 1;
-    index.set_meta("vectors", Some(&next.to_string()))
+    let next = (generation(index)? + 1).to_string();
+    index.set_meta("vectors", Some(&next))?;
+    index.set_meta("vectors_logged", Some(&next))
+}
+
+/// Note that chunk `c`'s vector was written (inside the caller's transaction).
+pub(crate) fn log(index: &Index, c: i64) -> Result<()> {
+    index
+        .conn
+        .prepare_cached("INSERT OR IGNORE INTO vector_log (c) VALUES (?1)")
+        .and_then(|mut st| st.execute([c]))
+        .map(|_| ())
+        .map_err(|e| index.damaged(&e))
+}
+
+/// The table of vectors written since the side file was last brought up to date.
+pub(crate) const LOG: &str = "CREATE TABLE IF NOT EXISTS vector_log (c INTEGER PRIMARY KEY);";
+
+/// What bringing the side file up to date did.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Update {
+    /// It was current.
+    Current,
+    /// Records appended for the vectors written since.
+    Appended(u64),
+    /// Written anew; `old` when the file was of an earlier format.
+    Rewritten { old: bool },
+}
+
+/// Bring the side file up to the index's vectors: the records of the vectors written since it
+/// was last brought up to date are appended; it is written anew when it is missing, of another
+/// generation than the log starts from, of an earlier format, or when records of passages gone
+/// pass a fifth of it. Called by the index's only writer (a sync holds the base's lock).
+pub(crate) fn update(index: &Index, dims: usize) -> Result<Update> {
+    let current = generation(index)?;
+    let Some(f) = open_side_file(index, true) else {
+        rebuild(index, dims)?;
+        return Ok(Update::Rewritten { old: false });
+    };
+    let (file_gen, count) = match read_head(&f) {
+        Head::Current {
+            generation,
+            dims: d,
+            count,
+        } if d == dims => (generation, count),
+        Head::Old => {
+            drop(f);
+            rebuild(index, dims)?;
+            return Ok(Update::Rewritten { old: true });
+        }
+        _ => {
+            drop(f);
+            rebuild(index, dims)?;
+            return Ok(Update::Rewritten { old: false });
+        }
+    };
+    if file_gen == current {
+        clear_log(index, current)?;
+        return Ok(Update::Current);
+    }
+    let log_from = index
+        .meta("vectors_log")?
+        .and_then(|v| v.parse::<u64>().ok());
+    let logged = index
+        .meta("vectors_logged")?
+        .and_then(|v| v.parse::<u64>().ok());
+    if log_from != Some(file_gen) || logged != Some(current) || !has_log(index)? {
+        drop(f);
+        rebuild(index, dims)?;
+        return Ok(Update::Rewritten { old: false });
+    }
+    let live = index.count("SELECT count(*) FROM chunks")?
+        - index.count("SELECT count(*) FROM chunks WHERE vector IS NULL")?;
+    let new = index.count(
+        "SELECT count(*) FROM vector_log l JOIN chunks c ON c.c = l.c WHERE c.vector IS NOT NULL",
+    )?;
+    let records = count as u64 + new;
+    if records > u64::from(u32::MAX) || records.saturating_sub(live) * 5 > live.max(64) {
+        drop(f);
+        rebuild(index, dims)?;
+        return Ok(Update::Rewritten { old: false });
+    }
+    let path = vectors_file(&index.path);
+    let io = |e| index.io_error("write", &path, &e);
+    let size = 12 + dims;
+    let end = (HEADER + count * size) as u64;
+    let mut buf = Vec::with_capacity(new as usize * size);
+    let mut q = Vec::with_capacity(dims);
+    let mut written = 0u64;
+    {
+        let mut st = index
+            .conn
+            .prepare(
+                "SELECT c.c, c.vector FROM vector_log l JOIN chunks c ON c.c = l.c
+                 WHERE c.vector IS NOT NULL ORDER BY l.c",
+            )
+            .map_err(|e| index.damaged(&e))?;
+        let mut rows = st.query([]).map_err(|e| index.damaged(&e))?;
+        while let Some(row) = rows.next().map_err(|e| index.damaged(&e))? {
+            let c: i64 = row.get(0).map_err(|e| index.damaged(&e))?;
+            let blob = row.get_ref(1).map_err(|e| index.damaged(&e))?;
+            let v = from_blob(blob.as_blob().unwrap_or(&[]));
+            if v.len() != dims {
+                continue;
+            }
+            record(&mut buf, c, &v, &mut q);
+            written += 1;
+        }
+    }
+    // The records past the count first (what a killed append left there is written over),
+    // then the count, then the generation: a reader that sees the new generation sees the new
+    // count (it reads the generation first), and every record the count covers is whole.
+    f.write_all_at(&buf, end).map_err(io)?;
+    f.set_len(end + buf.len() as u64).map_err(io)?;
+    f.sync_data().map_err(io)?;
+    let total = count as u64 + written;
+    f.write_all_at(&(total as u32).to_le_bytes(), AT_COUNT)
+        .map_err(io)?;
+    f.write_all_at(&current.to_le_bytes(), AT_GENERATION)
+        .map_err(io)?;
+    f.sync_data().map_err(io)?;
+    clear_log(index, current)?;
+    Ok(Update::Appended(written))
+}
+
+/// Whether the index has the table `vector_log`.
+fn has_log(index: &Index) -> Result<bool> {
+    Ok(index
+        .count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'vector_log'")?
+        > 0)
+}
+
+/// The side file holds generation `generation`: the log starts afresh from it.
+fn clear_log(index: &Index, generation: u64) -> Result<()> {
+    let from = generation.to_string();
+    if index.meta("vectors_log")?.as_deref() == Some(from.as_str())
+        && has_log(index)?
+        && index.count("SELECT count(*) FROM (SELECT 1 FROM vector_log LIMIT 1)")? == 0
+    {
+        return Ok(());
+    }
+    index
+        .conn
+        .execute_batch(&format!(
+            "BEGIN IMMEDIATE; {LOG} DELETE FROM vector_log;
+             INSERT INTO meta VALUES ('vectors_log', '{from}')
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+             COMMIT;"
+        ))
+        .map_err(|e| {
+            index.rollback();
+            index.damaged(&e)
+        })
+}
+
+/// One record: chunk ID, scale, the quantized components.
+fn record(out: &mut Vec<u8>, c: i64, v: &[f32], q: &mut Vec<i8>) {
+    let scale = quantize(v, q);
+    out.extend_from_slice(&c.to_le_bytes());
+    out.extend_from_slice(&scale.to_le_bytes());
+    out.extend(q.iter().map(|x| *x as u8));
 }
 
 /// A vector as stored in SQLite: little-endian f32s.
@@ -117,7 +321,8 @@ fn dot8_bytes(a: &[u8], b: &[i8]) -> i32 {
     sum
 }
 
-/// Write the side file from the BLOBs (to a temporary file, then renamed over).
+/// Write the side file from the BLOBs (to a temporary file, synced, then renamed over), and
+/// start the log afresh from its generation.
 pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
     let target = vectors_file(&index.path);
     let dir = target.parent().unwrap_or(Path::new("."));
@@ -126,21 +331,22 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
         .map_or_else(|| "vectors".into(), |n| n.to_string_lossy().into_owned());
     let (tmp, tmp_file) = crate::config::create_temp(dir, &stem, false)
         .map_err(|e| index.io_error("create", &target, &e))?;
+    let generation = generation(index)?;
     let result = (|| -> Result<()> {
-        let generation = generation(index)?;
-        let count = index.count("SELECT count(*) FROM chunks WHERE vector IS NOT NULL")?;
         let mut w = BufWriter::with_capacity(1 << 16, &tmp_file);
         let io = |e| index.io_error("write", &tmp, &e);
         w.write_all(MAGIC).map_err(io)?;
         w.write_all(&generation.to_le_bytes()).map_err(io)?;
         w.write_all(&(dims as u32).to_le_bytes()).map_err(io)?;
-        w.write_all(&(count as u32).to_le_bytes()).map_err(io)?;
+        // The count, once the records are written.
+        w.write_all(&0u32.to_le_bytes()).map_err(io)?;
         let mut st = index
             .conn
             .prepare("SELECT c, vector FROM chunks WHERE vector IS NOT NULL ORDER BY c")
             .map_err(|e| index.damaged(&e))?;
         let mut rows = st.query([]).map_err(|e| index.damaged(&e))?;
         let mut q = Vec::with_capacity(dims);
+        let mut buf = Vec::with_capacity(12 + dims);
         let mut written = 0u64;
         while let Some(row) = rows.next().map_err(|e| index.damaged(&e))? {
             let c: i64 = row.get(0).map_err(|e| index.damaged(&e))?;
@@ -149,29 +355,31 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
             if v.len() != dims {
                 continue;
             }
-            let scale = quantize(&v, &mut q);
-            w.write_all(&c.to_le_bytes()).map_err(io)?;
-            w.write_all(&scale.to_le_bytes()).map_err(io)?;
-            // SAFETY-free: i8 to u8 bytes one by one.
-            let bytes: Vec<u8> = q.iter().map(|x| *x as u8).collect();
-            w.write_all(&bytes).map_err(io)?;
+            buf.clear();
+            record(&mut buf, c, &v, &mut q);
+            w.write_all(&buf).map_err(io)?;
             written += 1;
         }
         w.flush().map_err(io)?;
         drop(w);
-        if written != count {
-            // Rows of another length were skipped: say how many there really are.
-            use std::io::{Seek, SeekFrom};
-            let mut f = &tmp_file;
-            f.seek(SeekFrom::Start(20)).map_err(io)?;
-            f.write_all(&(written as u32).to_le_bytes()).map_err(io)?;
+        if written > u64::from(u32::MAX) {
+            return Err(index.io_error(
+                "write",
+                &tmp,
+                &std::io::Error::other("more vectors than the side file counts"),
+            ));
         }
+        tmp_file
+            .write_all_at(&(written as u32).to_le_bytes(), AT_COUNT)
+            .map_err(io)?;
+        tmp_file.sync_data().map_err(io)?;
         std::fs::rename(&tmp, &target).map_err(|e| index.io_error("rename", &target, &e))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result
+    result?;
+    clear_log(index, generation)
 }
 
 /// The `top` chunks most similar to `query` (normalized), exactly scored, best first.
@@ -179,10 +387,12 @@ pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i
     if top == 0 {
         return Ok(Vec::new());
     }
-    let candidates = match scan_side_file(index, query, top * 4 + 16)? {
+    let mut candidates = match scan_side_file(index, query, top * 4 + 16)? {
         Some(c) => c,
         None => return scan_blobs(index, query, top),
     };
+    candidates.sort_unstable();
+    candidates.dedup();
     let mut st = index
         .conn
         .prepare_cached("SELECT vector FROM chunks WHERE c = ?1")
@@ -208,19 +418,25 @@ pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i
     Ok(scored)
 }
 
-/// Candidates from the side file; `None` when it is missing or of another generation.
+/// Candidates from the side file; `None` when it is missing, of another format or of another
+/// generation. A chunk may come twice (an old record of it); the caller scores each once.
 fn scan_side_file(index: &Index, query: &[f32], want: usize) -> Result<Option<Vec<i64>>> {
-    let Some(f) = open_side_file(index) else {
+    let Some(f) = open_side_file(index, false) else {
         return Ok(None);
     };
     let mut r = BufReader::with_capacity(1 << 18, f);
     let mut head = [0u8; HEADER];
-    if r.read_exact(&mut head).is_err() || &head[..8] != MAGIC {
+    if r.read_exact(&mut head).is_err() {
         return Ok(None);
     }
-    let file_gen = u64::from_le_bytes(head[8..16].try_into().unwrap_or_default());
-    let dims = u32::from_le_bytes(head[16..20].try_into().unwrap_or_default()) as usize;
-    let count = u32::from_le_bytes(head[20..24].try_into().unwrap_or_default()) as usize;
+    let Head::Current {
+        generation: file_gen,
+        dims,
+        count,
+    } = parse_head(&head)
+    else {
+        return Ok(None);
+    };
     if file_gen != generation(index)? || dims != query.len() {
         return Ok(None);
     }
@@ -308,6 +524,244 @@ pub(crate) fn normalize(v: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Home;
+    use crate::kb::store::{NoteRow, PassageRow, file};
+
+    const DIMS: usize = 8;
+
+    /// A unit vector along axis `i` (mod DIMS), tilted a little towards the next axis.
+    fn axis(i: usize) -> Vec<f32> {
+        let mut v = vec![0f32; DIMS];
+        v[i % DIMS] = 1.0;
+        v[(i + 1) % DIMS] = 0.1 * (i / DIMS) as f32;
+        normalize(&mut v);
+        v
+    }
+
+    struct Fixture {
+        _t: tempfile::TempDir,
+        ix: Index,
+    }
+
+    fn index() -> Fixture {
+        let t = tempfile::tempdir().unwrap();
+        let h = Home {
+            dir: t.path().to_owned(),
+        };
+        let ix = Index::open(&h, "notes", file(&h, "notes"), true).unwrap();
+        ix.prepare_sync().unwrap();
+        ix.set_meta("dimensions", Some(&DIMS.to_string())).unwrap();
+        Fixture { _t: t, ix }
+    }
+
+    /// Note `id` with one passage holding `v`, in a transaction of its own; its chunk ID.
+    fn put(ix: &Index, id: &str, v: &[f32]) -> i64 {
+        ix.begin().unwrap();
+        let n = ix
+            .insert_note(&NoteRow {
+                id,
+                path: id,
+                title: id,
+                ordering: None,
+                hash: id,
+                size: 1,
+                mtime: 1,
+                aliases: "",
+                lang: "en",
+            })
+            .unwrap();
+        let c = ix
+            .insert_passage(
+                n,
+                &PassageRow {
+                    seq: 0,
+                    heading: "",
+                    start_line: 1,
+                    end_line: 1,
+                    text: id,
+                    hash: id,
+                    vector: None,
+                },
+            )
+            .unwrap();
+        ix.set_vector(c, v).unwrap();
+        bump(ix).unwrap();
+        ix.commit().unwrap();
+        c
+    }
+
+    fn drop_note(ix: &Index, id: &str) {
+        let n: i64 = ix
+            .conn
+            .query_row("SELECT n FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .unwrap();
+        ix.begin().unwrap();
+        ix.delete_note(n).unwrap();
+        ix.commit().unwrap();
+    }
+
+    fn side(ix: &Index) -> Vec<u8> {
+        std::fs::read(vectors_file(&ix.path)).unwrap()
+    }
+
+    fn head(ix: &Index) -> Head {
+        let bytes = side(ix);
+        parse_head(bytes[..HEADER].try_into().unwrap())
+    }
+
+    /// The nearest chunk to axis `i`, through the side file only (None: it was not used).
+    fn via_side_file(ix: &Index, i: usize) -> Option<Vec<i64>> {
+        scan_side_file(ix, &axis(i), 1).unwrap()
+    }
+
+    #[test]
+    fn an_edit_appends_what_it_wrote_and_nothing_else() {
+        let f = index();
+        let ix = &f.ix;
+        let cs: Vec<i64> = (0..6)
+            .map(|i| put(ix, &format!("n{i}"), &axis(i)))
+            .collect();
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Rewritten { old: false });
+        let before = side(ix);
+        let size = 12 + DIMS;
+        assert_eq!(before.len(), HEADER + 6 * size);
+        // Nothing changed: nothing written.
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Current);
+        assert_eq!(side(ix), before);
+        // One new vector: one record appended, the records before it untouched.
+        let c = put(ix, "n6", &axis(6));
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Appended(1));
+        let after = side(ix);
+        assert_eq!(after.len(), HEADER + 7 * size);
+        assert_eq!(after[HEADER..before.len()], before[HEADER..]);
+        assert_eq!(
+            i64::from_le_bytes(after[before.len()..before.len() + 8].try_into().unwrap()),
+            c
+        );
+        assert_eq!(via_side_file(ix, 6), Some(vec![c]));
+        assert_eq!(nearest(ix, &axis(3), 1).unwrap()[0].0, cs[3]);
+        // A note gone leaves its record, which finds nothing.
+        drop_note(ix, "n3");
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Appended(0));
+        assert_eq!(side(ix).len(), after.len());
+        assert_ne!(nearest(ix, &axis(3), 1).unwrap()[0].0, cs[3]);
+    }
+
+    #[test]
+    fn records_of_passages_gone_are_cleared_out_past_a_fifth() {
+        let f = index();
+        let ix = &f.ix;
+        for i in 0..100 {
+            put(ix, &format!("n{i}"), &axis(i));
+        }
+        update(ix, DIMS).unwrap();
+        // Edits: each note written again (a new passage; the old one's record is dead).
+        let mut rewritten = false;
+        for round in 0..40 {
+            let id = format!("n{round}");
+            drop_note(ix, &id);
+            put(ix, &id, &axis(round));
+            match update(ix, DIMS).unwrap() {
+                Update::Appended(1) => {}
+                Update::Rewritten { old: false } => {
+                    rewritten = true;
+                    break;
+                }
+                other => panic!("{other:?}"),
+            }
+            let Head::Current { count, .. } = head(ix) else {
+                panic!()
+            };
+            assert!(count <= 100 + 100 / 5, "{count}");
+        }
+        assert!(rewritten);
+        let Head::Current { count, .. } = head(ix) else {
+            panic!()
+        };
+        assert_eq!(count, 100);
+    }
+
+    #[test]
+    fn an_append_killed_at_any_point_leaves_a_file_that_searches_right_and_is_mended() {
+        let f = index();
+        let ix = &f.ix;
+        for i in 0..5 {
+            put(ix, &format!("n{i}"), &axis(i));
+        }
+        update(ix, DIMS).unwrap();
+        let good = side(ix);
+        let c = put(ix, "n5", &axis(5));
+        // Killed with the new records part written, the header not yet changed: the file is of
+        // the old generation (searches scan the BLOBs and find the new note).
+        let mut torn = good.clone();
+        torn.extend_from_slice(&c.to_le_bytes());
+        torn.extend_from_slice(&[1, 2, 3]);
+        std::fs::write(vectors_file(&ix.path), &torn).unwrap();
+        assert_eq!(via_side_file(ix, 5), None);
+        assert_eq!(nearest(ix, &axis(5), 1).unwrap()[0].0, c);
+        // The next sync writes the records again over what was torn.
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Appended(1));
+        let mended = side(ix);
+        assert_eq!(mended.len(), good.len() + 12 + DIMS);
+        assert_eq!(via_side_file(ix, 5), Some(vec![c]));
+        // Killed after the count was raised, before the generation: still the old generation.
+        let d = put(ix, "n6", &axis(6));
+        let mut half = side(ix);
+        let mut rec = Vec::new();
+        record(&mut rec, d, &axis(6), &mut Vec::new());
+        half.extend_from_slice(&rec);
+        half[AT_COUNT as usize..AT_COUNT as usize + 4].copy_from_slice(&7u32.to_le_bytes());
+        std::fs::write(vectors_file(&ix.path), &half).unwrap();
+        assert_eq!(via_side_file(ix, 6), None);
+        assert_eq!(nearest(ix, &axis(6), 1).unwrap()[0].0, d);
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Appended(1));
+        assert_eq!(via_side_file(ix, 6), Some(vec![d]));
+        // Killed after the file was brought up to date, before the log was emptied: current.
+        let e = put(ix, "n7", &axis(7));
+        let log_from = ix.meta("vectors_log").unwrap();
+        update(ix, DIMS).unwrap();
+        ix.set_meta("vectors_log", log_from.as_deref()).unwrap();
+        log(ix, e).unwrap();
+        let current = side(ix);
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Current);
+        assert_eq!(side(ix), current);
+        // And the log starts afresh: the next edit appends.
+        put(ix, "n8", &axis(8));
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Appended(1));
+    }
+
+    #[test]
+    fn a_file_of_another_format_or_an_unlogged_change_is_written_anew() {
+        let f = index();
+        let ix = &f.ix;
+        for i in 0..3 {
+            put(ix, &format!("n{i}"), &axis(i));
+        }
+        update(ix, DIMS).unwrap();
+        // Format 1: never read, written anew with a notice.
+        let mut old = side(ix);
+        old[..8].copy_from_slice(MAGIC_1);
+        std::fs::write(vectors_file(&ix.path), &old).unwrap();
+        assert_eq!(via_side_file(ix, 1), None);
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Rewritten { old: true });
+        assert!(via_side_file(ix, 1).is_some());
+        // A change by a version that does not log (the generation without its mark).
+        ix.begin().unwrap();
+        let next = (generation(ix).unwrap() + 1).to_string();
+        ix.set_meta("vectors", Some(&next)).unwrap();
+        ix.commit().unwrap();
+        assert_eq!(update(ix, DIMS).unwrap(), Update::Rewritten { old: false });
+        // Garbage, a file too short, another size of vectors.
+        for bad in [vec![7u8; 100], b"AIKBVEC2".to_vec()] {
+            std::fs::write(vectors_file(&ix.path), &bad).unwrap();
+            assert_eq!(via_side_file(ix, 1), None);
+            assert_eq!(update(ix, DIMS).unwrap(), Update::Rewritten { old: false });
+        }
+        assert_eq!(
+            update(ix, DIMS * 2).unwrap(),
+            Update::Rewritten { old: false }
+        );
+    }
 
     #[test]
     fn quantized_dot_ranks_like_exact() {

@@ -360,7 +360,7 @@ fn ground(
             if let Ok(base) = kb::base(&ctx.config, name)
                 && kb::store::exists(&ctx.home, name, base)
             {
-                kb::fresh::refresh(&ctx.home, name, base, &ctx.ui);
+                kb::fresh::refresh(&ctx.home, &ctx.config, name, base, &ctx.ui);
             }
         }
     }

@@ -723,6 +723,59 @@ fn an_embedded_knowledge_base_refuses_another_model() {
 }
 
 #[test]
+fn a_grounded_turn_syncs_new_notes_by_keywords_and_leaves_remote_embeddings_to_the_sync() {
+    let s = embedding::server();
+    let env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let embedded = |env: &Env| {
+        env.run(&["kb", "stats", "notes", "--json"])
+            .success()
+            .json()["embedded"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = embedded(&env);
+    let sent = embedding::texts(&s).len();
+    std::fs::write(
+        dir.join("zeppelin.md"),
+        "# Zeppelin mooring\n\nThe zeppelin moors at the mast on the hill.\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&[
+            "echo",
+            "--kb",
+            "notes",
+            "--no-chat",
+            "where does the zeppelin moor?",
+        ])
+        .success();
+    // Found by its keywords at once; the provider is not called for it before the turn.
+    assert!(out.stderr.contains("Zeppelin mooring"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "1 note of notes synced by keywords; their embeddings wait for: ai kb sync notes"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("changed since"), "{}", out.stderr);
+    let texts = embedding::texts(&s);
+    assert!(
+        texts[sent..]
+            .iter()
+            .all(|t| !t.contains("mast on the hill")),
+        "{texts:?}"
+    );
+    assert_eq!(embedded(&env), before);
+    // The next sync embeds what waited, and only that.
+    let out = env.run(&["kb", "sync", "notes", "--json"]).success();
+    assert_eq!(out.json()[0]["embedded"], 1, "{out:#?}");
+    assert_eq!(embedded(&env), before + 1);
+}
+
+#[test]
 fn an_old_vector_side_file_is_rebuilt_by_the_next_sync() {
     if kb_store::sqlite_only("the vector side file is the SQLite store's") {
         return;
@@ -740,11 +793,25 @@ fn an_old_vector_side_file_is_rebuilt_by_the_next_sync() {
     .unwrap();
     env.run(&["kb", "sync", "notes"]).success();
     let current = std::fs::read(&side).unwrap();
-    assert_ne!(old, current);
-    // A rebuild that died (or failed) left the old file: a sync with nothing to do mends it.
+    // The edit appended its passage's record: what was there is unchanged.
+    assert!(current.len() > old.len());
+    assert_eq!(current[24..old.len()], old[24..]);
+    assert_ne!(current[8..16], old[8..16], "a new generation");
+    // A sync that died left a file of an older generation: a sync with nothing to do writes it
+    // anew, as current as the appended one (without the record of the passage replaced).
     std::fs::write(&side, &old).unwrap();
     env.run(&["kb", "sync", "notes"]).success();
-    assert_eq!(std::fs::read(&side).unwrap(), current);
+    let mended = std::fs::read(&side).unwrap();
+    assert_eq!(mended[..20], current[..20], "magic, generation, dimensions");
+    assert_eq!(mended.len(), old.len());
+    // A side file of the format before (rewritten whole by every sync) is never read as this
+    // one: the next sync writes it anew and says so.
+    let mut v1 = mended.clone();
+    v1[..8].copy_from_slice(b"AIKBVEC1");
+    std::fs::write(&side, &v1).unwrap();
+    let out = env.run(&["kb", "sync", "notes"]).success();
+    assert!(out.stderr.contains("older format"), "{}", out.stderr);
+    assert_eq!(std::fs::read(&side).unwrap(), mended);
 }
 
 #[test]

@@ -171,6 +171,47 @@ pub(crate) fn bases(env: &Env) -> usize {
         .map_or(0, Vec::len)
 }
 
+/// The number of embedded passages of base `notes`.
+fn embedded(env: &Env) -> u64 {
+    env.run(&["kb", "stats", "notes", "--json"])
+        .success()
+        .json()["embedded"]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// A grounded `echo` turn over base `notes`.
+fn grounded(env: &Env, question: &str) -> Out {
+    env.run(&["echo", "--kb", "notes", "--no-chat", question])
+        .success()
+}
+
+#[test]
+fn a_grounded_turn_embeds_notes_written_since_the_last_sync_with_a_local_model() {
+    let env = Env::echo();
+    let model = env.root.join("model");
+    static_model(&model, "F32", 8);
+    let dir = notes(&env);
+    let spec = format!("local:{}", s(&model));
+    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
+        .success();
+    assert_eq!(embedded(&env), 3);
+    // A note of the backup topic whose words are not the question's: only its vector ties it.
+    std::fs::write(
+        dir.join("nas.md"),
+        "# Storage\n\nEverything goes to the NAS.\n",
+    )
+    .unwrap();
+    let out = grounded(&env, "datenbank");
+    assert!(!out.stderr.contains("changed since"), "{}", out.stderr);
+    assert!(out.stderr.contains("Storage"), "{}", out.stderr);
+    // Embedded for good by the check before the turn: the index has its vector.
+    assert_eq!(embedded(&env), 4);
+    let out = env.run(&["kb", "sync", "notes", "--json"]).success();
+    assert_eq!(out.json()[0]["embedded"], 0, "{out:#?}");
+    assert_eq!(out.json()[0]["unchanged"], 4, "{out:#?}");
+}
+
 #[test]
 fn a_static_model_in_a_folder_indexes_and_finds_by_meaning_in_each_stored_type() {
     for dtype in ["F32", "F16", "I8"] {

@@ -1249,8 +1249,8 @@ impl Store for Postgres {
         self.insert_passages_at_once(n, rows)
     }
 
-    fn finish_sync(&self, _dims: usize) -> StoreResult<()> {
-        Ok(())
+    fn finish_sync(&self, _dims: usize) -> StoreResult<Option<String>> {
+        Ok(None)
     }
 
     fn doc_freq(&self, word: &str) -> StoreResult<u64> {

@@ -100,6 +100,8 @@ pub(crate) struct Sqlite {
     pub(crate) path: PathBuf,
     /// Whether this connection has made its view of the words' vocabulary.
     vocab: Cell<bool>,
+    /// Whether this connection has made sure the log of vectors written exists.
+    log_ready: Cell<bool>,
 }
 
 /// What a SQLite failure means for the user.
@@ -169,6 +171,7 @@ impl Sqlite {
             name: name.to_owned(),
             path,
             vocab: Cell::new(false),
+            log_ready: Cell::new(false),
         };
         index.prepare(create)?;
         Ok(index)
@@ -240,6 +243,17 @@ impl Sqlite {
             .query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n.max(0) as u64)
             .map_err(|e| self.damaged(&e))
+    }
+
+    /// Note that passage `c`'s vector was written, for the side file (`vectors::update`).
+    fn log_vector(&self, c: i64) -> StoreResult<()> {
+        if !self.log_ready.get() {
+            self.conn
+                .execute_batch(vectors::LOG)
+                .map_err(|e| self.damaged(&e))?;
+            self.log_ready.set(true);
+        }
+        vectors::log(self, c)
     }
 
     fn strings(&self, sql: &str, n: i64) -> StoreResult<Vec<(i64, String, String)>> {
@@ -522,7 +536,11 @@ impl Store for Sqlite {
                 ])
             })
             .map_err(|e| self.damaged(&e))?;
-        Ok(self.conn.last_insert_rowid())
+        let c = self.conn.last_insert_rowid();
+        if p.vector.is_some() {
+            self.log_vector(c)?;
+        }
+        Ok(c)
     }
 
     fn index_keywords(&self, c: i64, k: &Keywords) -> StoreResult<()> {
@@ -586,20 +604,24 @@ impl Store for Sqlite {
         self.conn
             .prepare_cached("UPDATE chunks SET vector = ?2 WHERE c = ?1")
             .and_then(|mut st| st.execute(params![c, vectors::to_blob(v)]))
-            .map(|_| ())
-            .map_err(|e| self.damaged(&e))
+            .map_err(|e| self.damaged(&e))?;
+        self.log_vector(c)
     }
 
-    fn finish_sync(&self, dims: usize) -> StoreResult<()> {
-        // Whatever changed the vectors (this sync, or one that died before its rebuild).
-        if dims > 0 && !vectors::is_current(self)? {
-            vectors::rebuild(self, dims)?;
+    fn finish_sync(&self, dims: usize) -> StoreResult<Option<String>> {
+        // Whatever changed the vectors (this sync, or one that died before it got here).
+        let mut notice = None;
+        if dims > 0 && vectors::update(self, dims)? == (vectors::Update::Rewritten { old: true }) {
+            notice = Some(format!(
+                "ai: the vector file of knowledge base {} was of an older format; written anew from its embeddings (nothing re-embedded)",
+                self.name
+            ));
         }
         // Fold the write-ahead log back so the index is one file at rest.
         let _ = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        Ok(())
+        Ok(notice)
     }
 
     fn doc_freq(&self, word: &str) -> StoreResult<u64> {
@@ -706,7 +728,10 @@ impl Store for Sqlite {
             "UPDATE notes SET mtime = -1;"
         };
         self.conn
-            .execute_batch(&format!("BEGIN IMMEDIATE; {LINKS} {UNREAD} {mark} COMMIT;"))
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; {LINKS} {UNREAD} {} {mark} COMMIT;",
+                vectors::LOG
+            ))
             .map_err(|e| self.damaged(&e))
     }
 
