@@ -39,7 +39,13 @@ pub fn serve(env: &Env, args: &[&str], extra_env: &[(&str, &str)]) -> Served {
 
 /// Start a command that ends up as `ai serve` and wait for its "listening" line.
 pub fn serve_with(cmd: Cmd) -> Served {
-    let cmd = cmd.stderr(Stdio::piped()).stdout(Stdio::null());
+    // A server lives as long as its test, which may drive a browser for minutes on a loaded
+    // machine: its hang guard must not end it under the test (60 s did). Dropping it still
+    // ends it at once, and every wait in the test has its own deadline.
+    let cmd = cmd
+        .deadline(Duration::from_secs(600))
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
     // Owned by the guard at once: it is killed and reaped whatever happens next.
     let mut served = Served {
         child: cmd.spawn().unwrap(),

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// How long `wait` waits at most (seconds).
 const WAIT: u64 = 60;
+/// How long one WebDriver command (a page load, Chromium's start) may take at most.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(180);
 
 pub struct Browser {
     driver: Child,
@@ -69,7 +71,9 @@ impl Browser {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", driver.display()));
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(30)))
+            // Generous: on a loaded 2-core machine starting Chromium or loading a page can take
+            // far longer than on an idle one (30 s was hit); a hang still ends the test.
+            .timeout_global(Some(COMMAND_TIMEOUT))
             .build()
             .into();
         let profile = tempfile::Builder::new()
@@ -96,7 +100,7 @@ impl Browser {
                 break;
             }
             assert!(
-                start.elapsed() < Duration::from_secs(10),
+                start.elapsed() < COMMAND_TIMEOUT,
                 "chromedriver did not start"
             );
             std::thread::sleep(Duration::from_millis(50));
@@ -123,7 +127,14 @@ impl Browser {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": chromium, "args": args},
         }}});
-        let v = browser.call("POST", &format!("{base}/session"), Some(caps));
+        // Chromium's start is the slowest step under load: one more try if the first fails.
+        let url = format!("{base}/session");
+        let v = browser
+            .try_call("POST", &url, Some(caps.clone()))
+            .unwrap_or_else(|e| {
+                eprintln!("{e}; trying once more");
+                browser.call("POST", &url, Some(caps))
+            });
         let id = v["sessionId"]
             .as_str()
             .unwrap_or_else(|| panic!("no WebDriver session: {v}"));
@@ -133,23 +144,32 @@ impl Browser {
 
     /// One WebDriver command; its `value`. A WebDriver error fails the test.
     fn call(&self, method: &str, url: &str, body: Option<Value>) -> Value {
+        self.try_call(method, url, body)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// One WebDriver command; its `value`, or what went wrong.
+    fn try_call(&self, method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
         let res = match (method, body) {
             ("GET", _) => self.agent.get(url).call(),
             ("DELETE", _) => self.agent.delete(url).call(),
             (_, body) => self.agent.post(url).send_json(body.unwrap_or(json!({}))),
         };
-        let mut res = res.unwrap_or_else(|e| panic!("WebDriver {method} {url}: {e}"));
+        let mut res = res.map_err(|e| format!("WebDriver {method} {url}: {e}"))?;
         let v: Value = res
             .body_mut()
             .with_config()
             .limit(64 * 1024 * 1024)
             .read_json()
-            .unwrap_or_else(|e| panic!("WebDriver {method} {url}: not JSON: {e}"));
+            .map_err(|e| format!("WebDriver {method} {url}: not JSON: {e}"))?;
         let value = v.get("value").cloned().unwrap_or(Value::Null);
         if let Some(e) = value.get("error") {
-            panic!("WebDriver {method} {url}: {e}: {}", value["message"]);
+            return Err(format!(
+                "WebDriver {method} {url}: {e}: {}",
+                value["message"]
+            ));
         }
-        value
+        Ok(value)
     }
 
     fn post(&self, path: &str, body: Value) -> Value {
