@@ -130,8 +130,14 @@ mod limits {
     pub(super) const MEMORY: u64 = 1024 * 1024 * 1024;
     /// CPU seconds: a page tree that loops stops here.
     pub(super) const CPU_SECONDS: u64 = 20;
-    /// Wall time, for a child that waits rather than computes.
-    pub(super) const WALL: std::time::Duration = std::time::Duration::from_secs(40);
+    /// Wall time without any CPU time used: a child that waits rather than computes stops here.
+    /// A child that computes is bounded by its CPU seconds instead, however slowly a loaded
+    /// machine gives it them (a wall limit on the whole run turned a readable PDF into "too
+    /// costly" on a busy machine, so the same note was indexed or not depending on the load).
+    pub(super) const IDLE: std::time::Duration = std::time::Duration::from_secs(40);
+    /// Wall time in all, a backstop where CPU time cannot be read (no /proc) or a child
+    /// computes a tick now and then but mostly waits.
+    pub(super) const WALL: std::time::Duration = std::time::Duration::from_secs(600);
     /// The most bytes of text the child may answer.
     pub(super) const OUTPUT: usize = 8 * 1024 * 1024;
 }
@@ -183,10 +189,12 @@ fn pdf_pages(bytes: &[u8]) -> Result<Vec<String>, Unread> {
         out
     });
     let started = Instant::now();
+    // The CPU time the child had used when last looked at, and when that was.
+    let mut cpu = (cpu_ticks(child.id()), Instant::now());
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() < limits::WALL => {
+            Ok(None) if started.elapsed() < limits::WALL && !idle(child.id(), &mut cpu) => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             _ => {
@@ -218,6 +226,40 @@ fn pdf_pages(bytes: &[u8]) -> Result<Vec<String>, Unread> {
         Ok(Answer::Unread(r)) => Err(Unread::from_reason(&r)),
         Err(_) => Err(Unread::Damaged),
     }
+}
+
+/// Whether the child has used no CPU time for [`limits::IDLE`]; `last` is the CPU time it had
+/// used when last looked at, and when that was. Unknown CPU time (no /proc) counts as none.
+#[cfg(feature = "pdf")]
+fn idle(pid: u32, last: &mut (Option<u64>, std::time::Instant)) -> bool {
+    if last.1.elapsed() < limits::IDLE {
+        return false;
+    }
+    let now = cpu_ticks(pid);
+    if now.is_none() || now == last.0 {
+        return true;
+    }
+    *last = (now, std::time::Instant::now());
+    false
+}
+
+/// The CPU time (user and system, in clock ticks) a process has used, from `/proc/PID/stat`;
+/// `None` where that cannot be read.
+#[cfg(feature = "pdf")]
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_cpu_ticks(&stat)
+}
+
+/// utime + stime of a `/proc/PID/stat` line: fields 14 and 15, counted after the command name
+/// (which may hold spaces and parentheses, so the fields start after its last `)`).
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // fields[0] is field 3 (the state).
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
 }
 
 /// What the child answers.
@@ -422,6 +464,15 @@ mod tests {
         assert!(!body.contains("color"), "{body}");
         assert!(!body.contains("var x"), "{body}");
         assert!(!body.contains("https://x"), "{body}");
+    }
+
+    #[test]
+    fn cpu_time_is_read_after_a_command_name_with_spaces_and_parentheses() {
+        let stat = "4242 (ai (pdf) x) R 1 2 3 4 5 6 7 8 9 10 117 23 0 0 20 0 1 0";
+        assert_eq!(stat_cpu_ticks(stat), Some(140));
+        assert_eq!(stat_cpu_ticks("4242 (ai) R 1 2"), None);
+        #[cfg(all(feature = "pdf", target_os = "linux"))]
+        assert!(cpu_ticks(std::process::id()).is_some());
     }
 
     #[test]
