@@ -356,9 +356,11 @@ fn a_tool_error_and_a_hanging_tool_are_error_results_and_the_turn_goes_on() {
         Reply::sse(&[&oa_call("call_3", "fake__echo", r#"{"text":"still here"}"#)]),
         Reply::sse(&[&oa_stream("Two failed, one worked.", 1, 1)]),
     ]);
-    // The hanging tool answers after 2 s: too late for its call, and in time to be skipped
-    // while the next call waits for its own answer.
-    let (env, state) = world_with("openai", &s, "good", Some(1.5), json!({"FAKE_HANG": "2"}));
+    // The hanging tool answers after 6 s: too late for its 5 s call, and in time to be skipped
+    // while the next call waits for its own answer (the server answers in order, so the late
+    // answer always comes first). 5 s, not 1.5 s: the limit covers a slow Python's start, and
+    // the next call's answer must come within it on a loaded machine.
+    let (env, state) = world_with("openai", &s, "good", Some(5.0), json!({"FAKE_HANG": "6"}));
     let out = env
         .run(&["openai:gpt-test", "--mcp", "fake", "--json", "try them"])
         .success();
@@ -370,7 +372,7 @@ fn a_tool_error_and_a_hanging_tool_are_error_results_and_the_turn_goes_on() {
     assert_eq!(results[1]["error"], true);
     let hung = results[1]["content"].as_str().unwrap();
     assert!(
-        hung.contains("the MCP server fake did not answer within 1"),
+        hung.contains("the MCP server fake did not answer within 5"),
         "{hung}"
     );
     assert!(hung.contains("fake mcp starting up"), "{hung}");
