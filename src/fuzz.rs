@@ -17,7 +17,7 @@ pub fn grammar(data: &[u8]) {
     args.extend(text.split('\0').map(Into::into));
     let literal = cli::words_after_dashdash(&args);
     let (args, hidden) = cli::protect_prompts(args);
-    let args = cli::hoist_options(args);
+    let args = cli::hoist_options(&<cli::Cli as clap::CommandFactory>::command(), args);
     if let Ok(parsed) = <cli::Cli as clap::Parser>::try_parse_from(&args) {
         let mut words = parsed.words;
         cli::restore(&mut words, &hidden);

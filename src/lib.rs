@@ -88,8 +88,7 @@ pub fn main() -> i32 {
     }
     let literal = cli::words_after_dashdash(&args);
     let (args, hidden) = cli::protect_prompts(args);
-    let args = cli::hoist_options(args);
-    let mut cli = parse(&args);
+    let mut cli = parse(args);
     if !hidden.is_empty() {
         restore_words(&mut cli, &hidden);
     }
@@ -111,12 +110,15 @@ pub fn main() -> i32 {
     }
 }
 
-/// `Cli::parse_from` over the clap command the argv pre-pass already built (a clone costs a
-/// fraction of building it again, and building it was a fifth of `ai echo`'s instructions).
-/// Errors print and exit as `parse_from`'s do.
-fn parse(args: &[std::ffi::OsString]) -> Cli {
+/// `Cli::parse_from` after the argv pre-pass (`hoist_options`), with one clap command built
+/// for both and for the reserved-word tables: building it costs as much as the rest of
+/// `ai echo` together. Errors print and exit as `parse_from`'s do.
+fn parse(args: Vec<std::ffi::OsString>) -> Cli {
     use clap::{CommandFactory, FromArgMatches};
-    let mut matches = reserved::command().clone().get_matches_from(args);
+    let cmd = Cli::command();
+    reserved::seed(&cmd);
+    let args = cli::hoist_options(&cmd, args);
+    let mut matches = cmd.get_matches_from(&args);
     Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit())
 }
 

@@ -15,8 +15,6 @@ pub(crate) const MODE_WORDS: [&str; 4] = ["json", "cmd", "run", "yolo"];
 /// Tables built once per process from [`Cli::command`]. (Read-only after the first use; building
 /// the clap command costs more than a lookup, and the grammar asks for every word.)
 struct Tables {
-    /// The clap command itself, for the argv pre-pass.
-    command: clap::Command,
     /// Every subcommand name at any depth, `help`, and the mode words; sorted.
     reserved: Vec<String>,
     /// Names of the top-level commands (`chat`, `list`, …).
@@ -27,14 +25,24 @@ struct Tables {
     valued: Vec<String>,
 }
 
+static TABLES: OnceLock<Tables> = OnceLock::new();
+
 fn tables() -> &'static Tables {
-    static TABLES: OnceLock<Tables> = OnceLock::new();
-    TABLES.get_or_init(|| {
-        let cmd = Cli::command();
+    TABLES.get_or_init(|| Tables::of(&Cli::command()))
+}
+
+/// Builds the tables from `cmd` (the one `main` parses with) unless they are built already:
+/// building the clap command costs as much as the rest of `ai echo` together.
+pub(crate) fn seed(cmd: &clap::Command) {
+    TABLES.get_or_init(|| Tables::of(cmd));
+}
+
+impl Tables {
+    fn of(cmd: &clap::Command) -> Tables {
         let mut reserved = vec!["help".to_owned()];
         reserved.extend(MODE_WORDS.iter().map(|w| (*w).to_owned()));
         let mut valued = Vec::new();
-        walk(&cmd, &mut reserved, &mut valued);
+        walk(cmd, &mut reserved, &mut valued);
         reserved.sort();
         reserved.dedup();
         valued.sort();
@@ -47,15 +55,14 @@ fn tables() -> &'static Tables {
                 .collect::<Vec<_>>()
         };
         let chat = cmd.find_subcommand("chat").map(names).unwrap_or_default();
-        let top = names(&cmd);
+        let top = names(cmd);
         Tables {
-            command: cmd,
             reserved,
             top,
             chat,
             valued,
         }
-    })
+    }
 }
 
 fn walk(cmd: &clap::Command, reserved: &mut Vec<String>, valued: &mut Vec<String>) {
@@ -83,11 +90,6 @@ fn walk(cmd: &clap::Command, reserved: &mut Vec<String>, valued: &mut Vec<String
         reserved.push(sub.get_name().to_owned());
         walk(sub, reserved, valued);
     }
-}
-
-/// The clap command tree (not built: no `help` commands, no `--help` flags).
-pub(crate) fn command() -> &'static clap::Command {
-    &tables().command
 }
 
 /// Every word that is never an alias nor a chat name: the command words at any depth (`chat`,

@@ -69,12 +69,12 @@ pub(crate) fn words_after_dashdash(args: &[OsString]) -> usize {
 /// options are moved, at each level, to just after the command word they precede; one the
 /// command does not take is then clap's usage error, naming it. Arguments after `--`, and
 /// everything from the first word that is not a command word, stay where they are.
-pub(crate) fn hoist_options(args: Vec<OsString>) -> Vec<OsString> {
+pub(crate) fn hoist_options(cmd: &clap::Command, args: Vec<OsString>) -> Vec<OsString> {
     let Some((program, rest)) = args.split_first() else {
         return args;
     };
     let mut out = vec![program.clone()];
-    out.extend(hoist(crate::reserved::command(), Vec::new(), rest));
+    out.extend(hoist(cmd, Vec::new(), rest));
     out
 }
 
@@ -111,7 +111,7 @@ fn hoist(cmd: &clap::Command, mut before: Vec<OsString>, args: &[OsString]) -> V
 mod tests {
     use super::super::Cli;
     use super::*;
-    use clap::Parser;
+    use clap::{CommandFactory, Parser};
 
     fn os(list: &[&str]) -> Vec<OsString> {
         list.iter().map(Into::into).collect()
@@ -230,9 +230,17 @@ mod tests {
             (&["ai", "chat", "--json", "help"], &["ai", "chat", "help"]),
         ];
         for (given, want) in cases {
-            assert_eq!(hoist_options(os(given)), os(want), "{given:?}");
+            assert_eq!(
+                hoist_options(&Cli::command(), os(given)),
+                os(want),
+                "{given:?}"
+            );
         }
-        let cli = Cli::try_parse_from(hoist_options(os(&["ai", "-q", "chat", "list"]))).unwrap();
+        let cli = Cli::try_parse_from(hoist_options(
+            &Cli::command(),
+            os(&["ai", "-q", "chat", "list"]),
+        ))
+        .unwrap();
         assert!(cli.call.quiet);
         assert!(matches!(
             cli.command,

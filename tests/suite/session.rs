@@ -372,7 +372,7 @@ fn past_85_percent_it_asks_and_summarizes() {
     term.send("maybe\r");
     term.expect("answer c, s or n");
     term.expect("[c]ontinue, [s]ummarize, [n]ew chat? ");
-    let done = say(&mut term, "s", PROMPT);
+    let done = answer(&mut term, "s");
     assert!(done.contains("are now one summary"), "{done}");
     term.send("\x04");
     let (code, screen) = term.finish();
@@ -394,7 +394,7 @@ fn past_85_percent_new_chat_sends_the_line_to_a_new_chat() {
     term.expect(PROMPT);
     term.send("one more\r");
     term.expect("[c]ontinue, [s]ummarize, [n]ew chat? ");
-    let done = say(&mut term, "n", PROMPT);
+    let done = answer(&mut term, "n");
     assert!(done.contains("chat LONG1 is kept"), "{done}");
     // The new chat is small: the next line is not asked about.
     let next = say(&mut term, "and another", PROMPT);
@@ -440,7 +440,7 @@ fn summarize_with_nothing_to_summarize_asks_again() {
     term.send("s\r");
     let asked = term.expect("[c]ontinue, [n]ew chat? ");
     assert!(asked.contains("nothing to summarize"), "{asked}");
-    let sent = say(&mut term, "c", PROMPT);
+    let sent = answer(&mut term, "c");
     assert!(!sent.contains("ai chat compact"), "{sent}");
     assert!(!sent.contains("Your choices"), "{sent}");
     term.send("\x04");
@@ -466,6 +466,14 @@ fn a_fifo_at_the_history_path_is_warned_about_not_waited_on() {
     assert_eq!(env.only_messages().len(), 2);
 }
 
+/// Answer the question before a long chat is sent and wait for the next prompt. The answer is
+/// read from the terminal itself, not by the line editor (lines pasted before the question are
+/// no answer), so the editor's ENTERED mark does not follow it.
+fn answer(term: &mut Terminal, line: &str) -> String {
+    term.send(&format!("{line}\r"));
+    term.expect(PROMPT)
+}
+
 #[test]
 fn past_85_percent_continue_sends_as_is() {
     let env = Env::echo();
@@ -475,7 +483,7 @@ fn past_85_percent_continue_sends_as_is() {
     term.expect(PROMPT);
     term.send("one more\r");
     term.expect("[c]ontinue, [s]ummarize, [n]ew chat? ");
-    say(&mut term, "c", PROMPT);
+    answer(&mut term, "c");
     term.send("\x04");
     let (code, screen) = term.finish();
     assert_eq!(code, Some(0), "{screen}");
