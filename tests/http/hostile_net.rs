@@ -34,15 +34,18 @@ fn a_wait_beyond_the_deadline_is_not_taken() {
     assert!(!out.stderr.contains("retrying in 40"), "{out:#?}");
 }
 
-/// Every retry counts against the one deadline: with 2 s waits and a 3 s deadline, the second
-/// wait would pass it, so there is no third request.
+/// Every retry counts against the one deadline: with 6 s waits and an 11 s deadline, the first
+/// wait fits and the second would pass it, so there is no third request. (The 5 s the first
+/// wait leaves are for starting and both requests, however slowly the machine runs; with 2 s
+/// waits and 3 s, a loaded machine ran out of deadline during the second request.)
 #[test]
 fn retries_stop_at_the_deadline() {
-    let s = Server::start(vec![overloaded("2"), overloaded("2"), overloaded("2")]);
+    let s = Server::start(vec![overloaded("6"), overloaded("6"), overloaded("6")]);
     let env = Env::for_provider("openai", &s);
-    let out = env.run(&["--no-chat", "--timeout", "3", OA, "hi"]);
+    let out = env.run(&["--no-chat", "--timeout", "11", OA, "hi"]);
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert_eq!(s.requests().len(), 2, "{out:#?}");
+    assert!(out.stderr.contains("retrying in 6.0s (1/2)"), "{out:#?}");
     assert!(out.stderr.contains("beyond --timeout"), "{out:#?}");
 }
 

@@ -1239,18 +1239,25 @@ fn every_protocol_keeps_the_chat_valid_when_the_stream_is_cut_after_a_round() {
 #[test]
 fn the_timeout_bounds_the_whole_turn() {
     let (call, _) = call_and_answer("openai");
-    let slow = Reply::sse(&[&oa_text("late")]).pause(3000);
+    // The second reply never ends until the test opens the gate (after the run): only the
+    // turn's deadline can end it, however slowly the machine runs.
+    let gate = Gate::new();
+    let slow = Reply::sse(&[&oa_text("late")]).hold(&gate);
     let s = Server::start(vec![call, slow]);
     let mut env = Env::for_provider("openai", &s);
     env.write_config(r#"{"providers":{"openai":{"retries":0}}}"#);
     let d = doc(&env);
-    let started = std::time::Instant::now();
-    let out = env.run(&["openai:gpt-test", "--data", &d, "--timeout", "1", "go"]);
+    let out = env.run(&["openai:gpt-test", "--data", &d, "--timeout", "4", "go"]);
+    gate.open();
     assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.stdout, "late\n", "{out:?}");
+    // Only the deadline can have ended it, and `ai` says so.
     assert!(
-        started.elapsed() < std::time::Duration::from_millis(2900),
+        out.stderr
+            .contains("error: the reply from openai took longer than "),
         "{out:?}"
     );
+    assert_eq!(s.requests().len(), 2, "{out:?}");
     assert_eq!(records_of(&env, "round").len(), 1);
     let _ = &mut env;
 }
