@@ -9,28 +9,9 @@ use serde_json::Value;
 use crate::support::postgres::{self, PASSWORD};
 use crate::support::*;
 
-/// Notes in German and English that link to each other, and an HTML page without text.
+/// The team notes of the PostgreSQL tests, and an HTML page without text.
 fn notes(env: &Env) -> PathBuf {
-    env.project_file(
-        "notes/01_001_Datenbanksicherung_e0d27e3ad.md",
-        "# Datenbanksicherung\n\nJede Nacht sichern wir die Datenbank mit pg_dump auf das NAS. \
-         Die Straße zum Rechenzentrum ist über die Brücke.\n",
-    );
-    env.project_file(
-        "notes/01_002_Backups_of_the_database_a1b2c3d4e.md",
-        "# Backups of the database\n\nEvery night the database is backed up with pg_dump to the \
-         NAS. German notes: [[e0d27e3ad]].\n\n## Restore\n\nRestoring takes an hour; test it \
-         every month.\n",
-    );
-    env.project_file(
-        "notes/02_001_Apple_pie_recipe_f00dcafe1.md",
-        "---\naliases: [Apfelkuchen]\n---\n# Apple pie recipe\n\nApples, flour, butter and \
-         sugar; bake the pie for forty minutes.\n",
-    );
-    env.project_file(
-        "notes/sub/tea.md",
-        "# Brewing tea\n\nGreen tea wants water below boiling; see [[Apple pie recipe]].\n",
-    );
+    postgres::team_notes(env);
     env.project_file(
         "notes/empty.html",
         "<html><body><img src=\"x.png\"></body></html>",
