@@ -579,6 +579,18 @@ impl Postgres {
         Ok(s)
     }
 
+    /// Rows of two columns (a passage and its score) as pairs.
+    fn pairs<A, B>(&self, rows: &[postgres::Row]) -> StoreResult<Vec<(A, B)>>
+    where
+        A: for<'a> postgres::types::FromSql<'a>,
+        B: for<'a> postgres::types::FromSql<'a>,
+    {
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.err(&e))
+    }
+
     fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<postgres::Row>> {
         let st = self.stmt(sql)?;
         self.client
@@ -1323,14 +1335,7 @@ impl Store for Postgres {
                 )?
             }
         };
-        rows.iter()
-            .map(|r| {
-                Ok((
-                    r.try_get(0).map_err(|e| self.err(&e))?,
-                    r.try_get(1).map_err(|e| self.err(&e))?,
-                ))
-            })
-            .collect()
+        self.pairs(&rows)
     }
 
     fn nearest(&self, query: &[f32], top: usize) -> StoreResult<Vec<(i64, f32)>> {
@@ -1344,19 +1349,12 @@ impl Store for Postgres {
         ))?;
         let v = pgvector::Vector::from(query.to_vec());
         let top = top as i64;
-        self.rows(
+        let rows = self.rows(
             "SELECT c, (1 - (vector <=> $1))::real FROM chunks WHERE vector IS NOT NULL
              ORDER BY vector <=> $1 LIMIT $2",
             &[&v, &top],
-        )?
-        .iter()
-        .map(|r| {
-            Ok((
-                r.try_get(0).map_err(|e| self.err(&e))?,
-                r.try_get(1).map_err(|e| self.err(&e))?,
-            ))
-        })
-        .collect()
+        )?;
+        self.pairs(&rows)
     }
 
     fn passage(&self, c: i64) -> StoreResult<Option<Passage>> {
