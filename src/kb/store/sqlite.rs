@@ -112,6 +112,9 @@ pub(crate) struct Sqlite {
     vocab: Cell<bool>,
     /// Whether this connection has made sure the log of vectors written exists.
     log_ready: Cell<bool>,
+    /// Whether this connection emptied the keyword tables to index them again: the sync ends
+    /// by compacting the index ([`Sqlite::compact`]).
+    rekeyed: Cell<bool>,
 }
 
 /// What a SQLite failure means for the user.
@@ -182,6 +185,7 @@ impl Sqlite {
             path,
             vocab: Cell::new(false),
             log_ready: Cell::new(false),
+            rekeyed: Cell::new(false),
         };
         index.prepare(create)?;
         Ok(index)
@@ -269,16 +273,17 @@ impl Sqlite {
         vectors::log(self, c)
     }
 
-    /// Give back the pages a sync freed when they are a quarter of the file or more (after
-    /// the keyword tables were indexed again, or many notes were deleted): SQLite keeps freed
-    /// pages in the file for reuse. An index with pages smaller than [`PAGE_SIZE`] gets them
-    /// now, unless another connection has it open (the page size changes only outside WAL
-    /// mode, which no other connection may be using): it is then compacted as it is, and
-    /// converted another time. Called at the end of a sync, by the index's only writer.
-    pub(crate) fn compact(&self) -> StoreResult<bool> {
+    /// Give back the pages a sync freed (SQLite keeps them in the file for reuse) when they
+    /// are a quarter of the file or more (many notes deleted), or, with `rekeyed`, after the
+    /// keyword tables were indexed again (the old ones' pages are free, the new ones spread
+    /// over them). An index with pages smaller than [`PAGE_SIZE`] gets them now, unless
+    /// another connection has it open (the page size changes only outside WAL mode, which no
+    /// other connection may be using): it is then compacted as it is, and converted another
+    /// time. Called at the end of a sync, by the index's only writer.
+    pub(crate) fn compact(&self, rekeyed: bool) -> StoreResult<bool> {
         let pages = self.count("PRAGMA page_count")?;
         let free = self.count("PRAGMA freelist_count")?;
-        if free < 64 || free * 4 < pages {
+        if free < 64 || (free * 4 < pages && !rekeyed) {
             return Ok(false);
         }
         let c = &self.conn;
@@ -372,7 +377,9 @@ impl Store for Sqlite {
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
             ))
-            .map_err(|e| self.damaged(&e))
+            .map_err(|e| self.damaged(&e))?;
+        self.rekeyed.set(true);
+        Ok(())
     }
 
     fn notes(&self) -> StoreResult<u64> {
@@ -689,7 +696,7 @@ impl Store for Sqlite {
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         // Compacting is a saving, not a duty: the index is whole either way.
-        let _ = self.compact();
+        let _ = self.compact(self.rekeyed.replace(false));
         Ok(notice)
     }
 
@@ -1090,12 +1097,12 @@ mod tests {
         ix.conn
             .execute("DELETE FROM chunks WHERE c <= 10", [])
             .unwrap();
-        assert!(!ix.compact().unwrap());
+        assert!(!ix.compact(false).unwrap());
         let pages = ix.count("PRAGMA page_count").unwrap();
         ix.conn
             .execute("DELETE FROM chunks WHERE c <= 150", [])
             .unwrap();
-        assert!(ix.compact().unwrap());
+        assert!(ix.compact(false).unwrap());
         assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
         assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
         assert!(ix.count("PRAGMA page_count").unwrap() * 4 < pages);
@@ -1117,7 +1124,7 @@ mod tests {
         ix.conn
             .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
             .unwrap();
-        for c in 1..=200 {
+        for c in 1..=400 {
             ix.conn
                 .execute(
                     "INSERT INTO chunks (c, note, seq, heading, start_line, end_line, text, hash) VALUES (?1, 1, ?1, '', 1, 1, ?2, 'h')",
@@ -1126,14 +1133,16 @@ mod tests {
                 .unwrap();
         }
         let reader = Sqlite::open(&h, "other", path2, false).unwrap();
-        assert_eq!(reader.passages().unwrap(), 200);
+        assert_eq!(reader.passages().unwrap(), 400);
         ix.conn
-            .execute("DELETE FROM chunks WHERE c <= 150", [])
+            .execute("DELETE FROM chunks WHERE c <= 80", [])
             .unwrap();
-        assert!(ix.compact().unwrap());
+        // Under a quarter free, but the keywords were indexed again.
+        assert!(!ix.compact(false).unwrap());
+        assert!(ix.compact(true).unwrap());
         assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
         assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
-        assert_eq!(reader.passages().unwrap(), 50);
+        assert_eq!(reader.passages().unwrap(), 320);
     }
 
     #[test]
