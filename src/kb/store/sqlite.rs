@@ -112,9 +112,6 @@ pub(crate) struct Sqlite {
     vocab: Cell<bool>,
     /// Whether this connection has made sure the log of vectors written exists.
     log_ready: Cell<bool>,
-    /// Whether this connection emptied the keyword tables to index them again: the sync ends
-    /// by compacting the index ([`Sqlite::compact`]).
-    rekeyed: Cell<bool>,
 }
 
 /// What a SQLite failure means for the user.
@@ -185,7 +182,6 @@ impl Sqlite {
             path,
             vocab: Cell::new(false),
             log_ready: Cell::new(false),
-            rekeyed: Cell::new(false),
         };
         index.prepare(create)?;
         Ok(index)
@@ -373,13 +369,12 @@ impl Store for Sqlite {
                  CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='',
                      contentless_delete=1, tokenize='trigram remove_diacritics 1');
                  UPDATE notes SET mtime = -1, lang = NULL;
-                 INSERT INTO meta VALUES ('keywords', '{KEYWORDS}'), ('grams', '{GRAMS}')
+                 INSERT INTO meta VALUES ('keywords', '{KEYWORDS}'), ('grams', '{GRAMS}'),
+                     ('compact', '1')
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
             ))
-            .map_err(|e| self.damaged(&e))?;
-        self.rekeyed.set(true);
-        Ok(())
+            .map_err(|e| self.damaged(&e))
     }
 
     fn notes(&self) -> StoreResult<u64> {
@@ -696,7 +691,14 @@ impl Store for Sqlite {
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         // Compacting is a saving, not a duty: the index is whole either way.
-        let _ = self.compact(self.rekeyed.replace(false));
+        // `meta.compact`: the keyword tables were emptied to be indexed again (by this sync or
+        // one that died), so the pages they had are free and the new ones spread over them.
+        let rekeyed = self.meta("compact")?.is_some();
+        if let Ok(done) = self.compact(rekeyed)
+            && (done || rekeyed)
+        {
+            self.set_meta("compact", None)?;
+        }
         Ok(notice)
     }
 
@@ -1143,6 +1145,50 @@ mod tests {
         assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
         assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
         assert_eq!(reader.passages().unwrap(), 320);
+    }
+
+    #[test]
+    fn the_sync_after_a_keyword_migration_compacts_even_on_another_connection() {
+        let (_t, h) = home();
+        let path = file(&h, "notes");
+        std::fs::create_dir_all(dir(&h)).unwrap();
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                .unwrap();
+        }
+        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        let text = "lorem ipsum dolor sit amet consectetur ".repeat(100);
+        ix.conn
+            .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
+            .unwrap();
+        for c in 1..=300 {
+            // Passages that stay, and keywords that are indexed again.
+            ix.conn
+                .execute(
+                    "INSERT INTO chunks (c, note, seq, heading, start_line, end_line, text, hash) VALUES (?1, 1, ?1, '', 1, 1, ?2, 'h')",
+                    params![c, text],
+                )
+                .unwrap();
+            add(&ix, c, "Title", &format!("{} {c}", &text[..1500]));
+        }
+        let pages = ix.count("PRAGMA page_count").unwrap();
+        // The sync checks the keywords on one connection...
+        ix.migrate_keywords().unwrap();
+        drop(ix);
+        // ... and syncs on another, which indexes less than there was.
+        let ix = Sqlite::open(&h, "notes", path, false).unwrap();
+        for c in 1..=200 {
+            add(&ix, c, "Title", &format!("{} {c}", &text[..1500]));
+        }
+        let free = ix.count("PRAGMA freelist_count").unwrap();
+        assert!(free >= 64 && free * 4 < ix.count("PRAGMA page_count").unwrap());
+        ix.finish_sync(0).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
+        assert!(ix.count("PRAGMA page_count").unwrap() * 4 < pages);
+        assert_eq!(ix.meta("compact").unwrap(), None);
+        assert_eq!(hits(&ix, "words", "\"lorem\"").len(), 200);
     }
 
     #[test]
