@@ -344,6 +344,34 @@ fn an_index_with_the_whole_text_as_trigrams_is_cut_down_by_its_next_sync() {
 }
 
 #[test]
+fn a_full_rebuild_of_an_index_with_small_pages_gives_it_large_ones() {
+    if kb_store::sqlite_only("reads the SQLite file's page size") {
+        return;
+    }
+    let env = Env::echo();
+    let dir = folder(&env, MIXED);
+    add(&env, &dir);
+    let db = env.home.join("kb/vault.sqlite");
+    let page_size = || -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(page_size(), 16384);
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM;
+             PRAGMA journal_mode = WAL;",
+        )
+        .unwrap();
+    }
+    assert_eq!(page_size(), 4096);
+    env.run(&["kb", "sync", "--full", "vault"]).success();
+    assert_eq!(page_size(), 16384);
+    assert_eq!(paths(&search(&env, "sicherung")), vec!["sicherung.md"]);
+}
+
+#[test]
 fn passages_clearly_below_the_best_are_not_sent() {
     let env = Env::echo();
     let dir = folder(
