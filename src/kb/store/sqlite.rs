@@ -103,6 +103,15 @@ const UNREAD: &str = "CREATE TABLE IF NOT EXISTS unread (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, reason TEXT NOT NULL
 ) WITHOUT ROWID;";
 
+/// What [`Sqlite::compact`] did.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Compacted {
+    /// The file was rewritten without its free pages.
+    pub(crate) vacuumed: bool,
+    /// Its pages are still smaller than [`PAGE_SIZE`].
+    pub(crate) small_pages: bool,
+}
+
 /// An open SQLite index.
 pub(crate) struct Sqlite {
     pub(crate) conn: Connection,
@@ -270,20 +279,26 @@ impl Sqlite {
     }
 
     /// Give back the pages a sync freed (SQLite keeps them in the file for reuse) when they
-    /// are a quarter of the file or more (many notes deleted), or, with `rekeyed`, after the
+    /// are a quarter of the file or more (many notes deleted), or, with `pending`, after the
     /// keyword tables were indexed again (the old ones' pages are free, the new ones spread
     /// over them). An index with pages smaller than [`PAGE_SIZE`] gets them now, unless
     /// another connection has it open (the page size changes only outside WAL mode, which no
-    /// other connection may be using): it is then compacted as it is, and converted another
-    /// time. Called at the end of a sync, by the index's only writer.
-    pub(crate) fn compact(&self, rekeyed: bool) -> StoreResult<bool> {
+    /// other connection may be using): it is then compacted as it is, and with `pending` the
+    /// next call converts it when it has the index alone. Called at the end of a sync, by the
+    /// index's only writer.
+    pub(crate) fn compact(&self, pending: bool) -> StoreResult<Compacted> {
         let pages = self.count("PRAGMA page_count")?;
         let free = self.count("PRAGMA freelist_count")?;
-        if free < 64 || (free * 4 < pages && !rekeyed) {
-            return Ok(false);
+        let small = self.count("PRAGMA page_size")? < u64::from(PAGE_SIZE);
+        let worth = free >= 64 && (free * 4 >= pages || pending);
+        let mut done = Compacted {
+            vacuumed: false,
+            small_pages: small,
+        };
+        if !worth && !(pending && small) {
+            return Ok(done);
         }
         let c = &self.conn;
-        let small = self.count("PRAGMA page_size")? < u64::from(PAGE_SIZE);
         // Leaving WAL mode waits for no one: with a reader there, it fails at once.
         let mut left_wal = false;
         if small {
@@ -296,6 +311,9 @@ impl Sqlite {
             c.busy_timeout(Duration::from_secs(30))
                 .map_err(|e| self.damaged(&e))?;
         }
+        if !worth && !left_wal {
+            return Ok(done);
+        }
         let result = (|| {
             if left_wal {
                 c.pragma_update(None, "page_size", PAGE_SIZE)?;
@@ -307,7 +325,9 @@ impl Sqlite {
                 .map_err(|e| self.damaged(&e))?;
         }
         result.map_err(|e| self.damaged(&e))?;
-        Ok(true)
+        done.vacuumed = true;
+        done.small_pages = self.count("PRAGMA page_size")? < u64::from(PAGE_SIZE);
+        Ok(done)
     }
 
     fn strings(&self, sql: &str, n: i64) -> StoreResult<Vec<(i64, String, String)>> {
@@ -690,14 +710,16 @@ impl Store for Sqlite {
         let _ = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        // Compacting is a saving, not a duty: the index is whole either way.
-        // `meta.compact`: the keyword tables were emptied to be indexed again (by this sync or
-        // one that died), so the pages they had are free and the new ones spread over them.
-        let rekeyed = self.meta("compact")?.is_some();
-        if let Ok(done) = self.compact(rekeyed)
-            && (done || rekeyed)
-        {
-            self.set_meta("compact", None)?;
+        // Compacting is a saving, not a duty: the index is whole either way. `meta.compact`:
+        // the keyword tables were emptied to be indexed again (by this sync or one that died),
+        // so the pages they had are free and the new ones spread over them; or the index was
+        // compacted while another process had it open, and its pages are still small.
+        let pending = self.meta("compact")?.is_some();
+        if let Ok(done) = self.compact(pending) {
+            let still = done.small_pages && (pending || done.vacuumed);
+            if still != pending {
+                self.set_meta("compact", still.then_some("1"))?;
+            }
         }
         Ok(notice)
     }
@@ -1099,12 +1121,18 @@ mod tests {
         ix.conn
             .execute("DELETE FROM chunks WHERE c <= 10", [])
             .unwrap();
-        assert!(!ix.compact(false).unwrap());
+        assert!(!ix.compact(false).unwrap().vacuumed);
         let pages = ix.count("PRAGMA page_count").unwrap();
         ix.conn
             .execute("DELETE FROM chunks WHERE c <= 150", [])
             .unwrap();
-        assert!(ix.compact(false).unwrap());
+        assert_eq!(
+            ix.compact(false).unwrap(),
+            Compacted {
+                vacuumed: true,
+                small_pages: false
+            }
+        );
         assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
         assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
         assert!(ix.count("PRAGMA page_count").unwrap() * 4 < pages);
@@ -1140,11 +1168,32 @@ mod tests {
             .execute("DELETE FROM chunks WHERE c <= 80", [])
             .unwrap();
         // Under a quarter free, but the keywords were indexed again.
-        assert!(!ix.compact(false).unwrap());
-        assert!(ix.compact(true).unwrap());
+        assert!(!ix.compact(false).unwrap().vacuumed);
+        assert_eq!(
+            ix.compact(true).unwrap(),
+            Compacted {
+                vacuumed: true,
+                small_pages: true
+            }
+        );
         assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
         assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
         assert_eq!(reader.passages().unwrap(), 320);
+        // The reader still there: nothing to give back, no conversion, no VACUUM.
+        assert!(!ix.compact(true).unwrap().vacuumed);
+        // Once it is gone, the conversion still pending is made.
+        drop(reader);
+        assert_eq!(
+            ix.compact(true).unwrap(),
+            Compacted {
+                vacuumed: true,
+                small_pages: false
+            }
+        );
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.passages().unwrap(), 320);
+        // Nothing pending, nothing free: nothing done.
+        assert!(!ix.compact(false).unwrap().vacuumed);
     }
 
     #[test]
@@ -1189,6 +1238,39 @@ mod tests {
         assert!(ix.count("PRAGMA page_count").unwrap() * 4 < pages);
         assert_eq!(ix.meta("compact").unwrap(), None);
         assert_eq!(hits(&ix, "words", "\"lorem\"").len(), 200);
+    }
+
+    #[test]
+    fn a_conversion_a_reader_prevented_is_made_by_a_later_sync() {
+        let (_t, h) = home();
+        let path = file(&h, "notes");
+        std::fs::create_dir_all(dir(&h)).unwrap();
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                .unwrap();
+        }
+        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        let text = "lorem ipsum dolor sit amet consectetur ".repeat(40);
+        for c in 1..=300 {
+            add(&ix, c, "Title", &format!("{text} {c}"));
+        }
+        ix.migrate_keywords().unwrap();
+        for c in 1..=300 {
+            add(&ix, c, "Title", &format!("{text} {c}"));
+        }
+        // `ai serve` has the index open while the sync ends.
+        let reader = Sqlite::open(&h, "notes", path.clone(), false).unwrap();
+        ix.finish_sync(0).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
+        assert_eq!(ix.meta("compact").unwrap().as_deref(), Some("1"));
+        assert_eq!(hits(&reader, "words", "\"lorem\"").len(), 300);
+        drop(reader);
+        // The next sync has it alone.
+        ix.finish_sync(0).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.meta("compact").unwrap(), None);
+        assert_eq!(hits(&ix, "words", "\"lorem\"").len(), 300);
     }
 
     #[test]
