@@ -295,7 +295,7 @@ impl Sqlite {
             vacuumed: false,
             small_pages: small,
         };
-        if !worth && !(pending && small) {
+        if !(worth || pending && small) {
             return Ok(done);
         }
         let c = &self.conn;
