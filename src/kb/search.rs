@@ -390,7 +390,11 @@ pub(crate) fn search(
             *e = e.max(share * s);
         }
     }
-    let (ranked, best) = fuse(&lists, fusion());
+    let (mut ranked, best) = fuse(&lists, fusion());
+    if let Some(c) = named_first(ix, query, &mut ranked, depth)? {
+        // Named outright, it is as close as a passage gets (the relevance cut-off keeps it).
+        close.insert(c, 1.0);
+    }
     let mut hits: Vec<Hit> = Vec::with_capacity(k.min(64));
     let mut notes_taken = std::collections::HashSet::new();
     for (c, score) in ranked {
@@ -419,6 +423,43 @@ pub(crate) fn search(
     clock.mark("fuse+rows");
     clock.report();
     Ok(hits)
+}
+
+/// The longest query looked up as a note's name.
+const MAX_NAME: usize = 200;
+
+/// A query that is a note's whole name (its file name without `.md`, its title or its ID, any
+/// case: what Obsidian's quick switcher finds it by) puts that note first when it is among the
+/// first `scan` candidates, at the best score: on a real vault "Accounting" was 13th behind
+/// notes saying "accounts" more often, "Access Point" 7th behind "contact points" (bench/vault).
+/// Returns the passage put first.
+fn named_first(
+    ix: &Index,
+    query: &str,
+    ranked: &mut Vec<(i64, f64)>,
+    scan: usize,
+) -> Result<Option<i64>> {
+    let name = query.trim();
+    if ranked.is_empty() || name.is_empty() || name.len() > MAX_NAME || name.contains('\n') {
+        return Ok(None);
+    }
+    let Some(note) = ix.find_note(name)? else {
+        return Ok(None);
+    };
+    let mut at = None;
+    for (i, &(c, _)) in ranked.iter().take(scan).enumerate() {
+        if ix.passage(c)?.is_some_and(|p| p.id == note.id) {
+            at = Some(i);
+            break;
+        }
+    }
+    let Some(i) = at else {
+        return Ok(None);
+    };
+    let top = ranked[0].1;
+    let (c, _) = ranked.remove(i);
+    ranked.insert(0, (c, top));
+    Ok(Some(c))
 }
 
 /// How the lists are fused into one ranking.

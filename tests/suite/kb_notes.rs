@@ -146,6 +146,49 @@ fn aliases_are_searchable_and_embeds_are_not_text() {
     assert!(search(&env, "architecture").is_empty());
 }
 
+/// Found by bench/vault on a real vault: a note searched by its own name came 7th or 13th,
+/// behind notes that use its words more often.
+#[test]
+fn a_note_searched_by_its_own_name_comes_first() {
+    let env = Env::echo();
+    let busy = "Accounts: local accounts, cloud accounts and service accounts; every account \
+                is audited, and accounting of each account is logged per account.\n";
+    let dir = folder(
+        &env,
+        &[
+            (
+                "Accounting.md",
+                "Who did what, and when: the accounting part of AAA.\n",
+            ),
+            (
+                "local-accounts.md",
+                &format!("# Valid Accounts - Local Accounts\n\n{busy}{busy}"),
+            ),
+            (
+                "cloud.md",
+                &format!("# Cloud Accounts\n\n{busy}{busy}{busy}"),
+            ),
+            (
+                "point.md",
+                "# Contact points\n\nEvery access point and contact point an intruder may use.\n",
+            ),
+        ],
+    );
+    add(&env, &dir);
+    // By file name (Obsidian's title), any case, with or without spaces around it.
+    assert_eq!(paths(&search(&env, "Accounting"))[0], "Accounting.md");
+    assert_eq!(paths(&search(&env, " accounting "))[0], "Accounting.md");
+    // By title, and a query that only contains the name ranks by its words as before.
+    assert_eq!(paths(&search(&env, "Cloud Accounts"))[0], "cloud.md");
+    let hits = paths(&search(&env, "accounting of accounts"));
+    assert_ne!(hits[0], "Accounting.md", "{hits:?}");
+    // Grounding searches the same way, and the relevance cut-off keeps the named note.
+    let out = env
+        .run(&["echo", "--kb", "vault", "--no-chat", "--json", "Accounting"])
+        .success();
+    assert_eq!(out.json()["sources"][0]["path"], "Accounting.md");
+}
+
 #[test]
 fn generated_notes_are_skipped_counted_and_listed() {
     let env = Env::echo();
