@@ -49,24 +49,37 @@ pub(crate) struct Postgres {
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
-/// parameter).
+/// parameter). The client library takes everything before the URL's first `@` as the user
+/// and password, even a `/` or `?` in them, and reads parameter names percent-decoded: what it
+/// could take for the password is left out, so the user part ends at the last `@` (a `@` in a
+/// parameter hides the host too, never a password).
 pub(crate) fn redact(url: &str) -> String {
     let mut out = url.to_owned();
     if let Some(scheme_end) = out.find("://") {
         let rest_start = scheme_end + 3;
-        let authority_end = out[rest_start..]
-            .find(['/', '?'])
-            .map_or(out.len(), |i| rest_start + i);
-        if let Some(at) = out[rest_start..authority_end].rfind('@') {
-            let userinfo = &out[rest_start..rest_start + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(rest_start + colon..rest_start + at, ":***");
-            }
+        if let Some(at) = out[rest_start..].rfind('@')
+            && let Some(colon) = out[rest_start..rest_start + at].find(':')
+        {
+            out.replace_range(rest_start + colon..rest_start + at, ":***");
         }
     }
-    // `?password=…` or `&password=…`
-    let mut result = String::with_capacity(out.len());
-    let mut rest = out.as_str();
+    // `?password=…` or `&password=…` (the name may be percent-encoded), and `password=…`
+    // after a space.
+    let (head, query) = match out.find('?') {
+        Some(q) => (&out[..=q], &out[q + 1..]),
+        None => (out.as_str(), ""),
+    };
+    let query = query
+        .split('&')
+        .map(|part| match part.split_once('=') {
+            Some((k, _)) if percent_decode(k).trim() == "password" => format!("{k}=***"),
+            _ => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    let joined = format!("{head}{query}");
+    let mut result = String::with_capacity(joined.len());
+    let mut rest = joined.as_str();
     while let Some(i) = rest.find("password=") {
         let before = &rest[..i];
         let boundary = before.is_empty() || before.ends_with(['?', '&', ' ']);
@@ -1592,6 +1605,36 @@ mod tests {
         );
         assert_eq!(redact("postgres://db/team"), "postgres://db/team");
         assert_eq!(redact("postgresql://a:b:c@h/d"), "postgresql://a:***@h/d");
+    }
+
+    #[test]
+    fn passwords_with_url_characters_or_encoded_names_never_show() {
+        // The client takes all before the first `@` as user and password: a `/`, `?` or `@`
+        // in the password is still the password.
+        for (url, shown) in [
+            ("postgres://u:pa/ss@h:1/db", "postgres://u:***@h:1/db"),
+            ("postgres://u:pa?ss@h:1/db", "postgres://u:***@h:1/db"),
+            ("postgres://u:pw@ss@h:1/db", "postgres://u:***@h:1/db"),
+            (
+                "postgres://u:a/b?c=d@h/db?sslmode=require",
+                "postgres://u:***@h/db?sslmode=require",
+            ),
+            (
+                "postgres://h/db?pass%77ord=s3cret&sslmode=require",
+                "postgres://h/db?pass%77ord=***&sslmode=require",
+            ),
+            (
+                "postgres://h/db?%70assword=s3cret",
+                "postgres://h/db?%70assword=***",
+            ),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+            let config: postgres::Config = url.parse().expect(url);
+            if let Some(p) = config.get_password() {
+                let p = String::from_utf8_lossy(p);
+                assert!(!redact(url).contains(p.as_ref()), "{url}");
+            }
+        }
     }
 
     #[test]
