@@ -184,6 +184,55 @@ fn classify(e: &postgres::Error) -> Kind {
     }
 }
 
+/// Connect as `config` says, within its connect timeout for each host as libpq counts it:
+/// until the server has signed the client in, not only until it took the connection (a
+/// server that never answers, or something else on its port that waits for another
+/// protocol, would hold `ai` forever). Ctrl+C or a termination signal ends the wait.
+fn connect_within(
+    config: &postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+    place: &str,
+    name: &str,
+) -> Result<std::result::Result<Client, postgres::Error>> {
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(Duration::from_secs(10))
+        * u32::try_from(config.get_hosts().len().max(1)).unwrap_or(1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = config.clone();
+    // Left to itself when it does not answer in time: its socket closes with the process,
+    // or when the server lets go.
+    std::thread::Builder::new()
+        .name("pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(tls));
+        })
+        .map_err(|e| Error::backend(format!("cannot start a thread to connect: {e}")))?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(r) => return Ok(r),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::backend(format!(
+                    "cannot reach the server of knowledge base {name} ({place}): the connection ended"
+                )));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if crate::signal::interrupted() {
+            return Err(Error::Interrupted);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::backend(format!(
+                "cannot reach the server of knowledge base {name} ({place}): it took the connection but did not answer as PostgreSQL within {} s",
+                limit.as_secs()
+            ))
+            .hint("check that the URL names a PostgreSQL server's host and port, and that the server is not overloaded (connect_timeout=SECONDS in the URL waits longer)"));
+        }
+    }
+}
+
 /// The message of a server error without the URL in it.
 fn detail(e: &postgres::Error) -> String {
     match e.as_db_error() {
@@ -520,9 +569,15 @@ impl Postgres {
                 }
             }
         }
-        let client = config.connect(tls(name, &check)?).map_err(|e| {
+        let client = connect_within(&config, tls(name, &check)?, &place, name)?.map_err(|e| {
             let kind = classify(&e);
             let why = detail(&e);
+            if why.contains("server does not support TLS") {
+                return Error::config(format!(
+                    "the server of knowledge base {name} ({place}) does not offer TLS, which its sslmode asks for"
+                ))
+                .hint("turn TLS on at the server (ssl = on), or leave sslmode out of the URL (prefer: encrypted when the server offers it)");
+            }
             if why.contains("invalid peer certificate") {
                 let e = Error::config(format!(
                     "the server of knowledge base {name} ({place}) did not prove who it is: {why}"
