@@ -259,11 +259,8 @@ fn kept_file(conn: Conn, id: &str, name: &str, shared: &Shared) {
         200,
         content_type,
         &bytes,
-        &[
-            ("Content-Disposition", &disposition),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Cache-Control", "private, no-store"),
-        ],
+        // `nosniff`, `no-store` and the CSP come with every answer (http::status_line).
+        &[("Content-Disposition", &disposition)],
     );
 }
 
