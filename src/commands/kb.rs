@@ -790,15 +790,19 @@ fn show(ctx: &Ctx, name: &str, id: &str, json: bool) -> Result<()> {
     // Read as the index reads it: UTF-8, else each odd byte as Windows-1252; an HTML page or a
     // PDF as the text it was indexed as.
     let text = match kind {
-        Some(kb::chunk::Kind::Pdf) => kb::document::pdf(&bytes).map_err(|why| {
-            Error::not_found(format!(
-                "note {id} of {name} is indexed but its PDF gives no text now: {}",
-                why.reason()
-            ))
-            .hint(format!(
-                "bring the index up to date with: ai kb sync {name}"
-            ))
-        })?,
+        Some(kb::chunk::Kind::Pdf) => {
+            kb::document::pdf(&bytes)
+                .map_err(|why| {
+                    Error::not_found(format!(
+                        "note {id} of {name} is indexed but its PDF gives no text now: {}",
+                        why.reason()
+                    ))
+                    .hint(format!(
+                        "bring the index up to date with: ai kb sync {name}"
+                    ))
+                })?
+                .1
+        }
         Some(kb::chunk::Kind::Html) => kb::document::html(&kb::scan::decode(&bytes)).1,
         _ => kb::scan::decode(&bytes).into_owned(),
     };

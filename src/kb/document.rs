@@ -2,7 +2,9 @@
 //!
 //! HTML is rendered to text by `html2text`, its headings as `#` lines, so passages carry the
 //! heading they are under, as a markdown note's do. A PDF's text layer is extracted page by page
-//! (`pdf-extract`, cargo feature `pdf`) into sections headed `p. N`, so a source says the page.
+//! (`pdf-extract`, cargo feature `pdf`) into sections headed `p. N`, so a source says the page;
+//! its title is the document information dictionary's `/Title`, else the XMP metadata's
+//! `dc:title`, when either says one.
 //!
 //! A PDF is parsed in a child process (`ai __pdf-text`) with its address space, CPU time and
 //! wall time bounded: a hostile file (a compression bomb, a page tree of millions of pages or
@@ -90,10 +92,10 @@ fn html_title(text: &str) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
-/// A PDF's text as markdown-like sections, one a page (`## p. 3`), pages without text left
-/// out. Run in a bounded child process.
-pub(crate) fn pdf(bytes: &[u8]) -> Result<String, Unread> {
-    let pages = pdf_pages(bytes)?;
+/// A PDF's title (if it says one) and its text as markdown-like sections, one a page
+/// (`## p. 3`), pages without text left out. Run in a bounded child process.
+pub(crate) fn pdf(bytes: &[u8]) -> Result<(Option<String>, String), Unread> {
+    let (title, pages) = pdf_pages(bytes)?;
     let mut out = String::new();
     for (i, page) in pages.iter().enumerate() {
         let text = page.trim();
@@ -115,11 +117,55 @@ pub(crate) fn pdf(bytes: &[u8]) -> Result<String, Unread> {
     if out.trim().is_empty() {
         return Err(Unread::NoText);
     }
-    Ok(out)
+    Ok((title, out))
+}
+
+/// A title as a document's metadata gave it: one line, whitespace collapsed, at most 200
+/// characters; `None` when nothing is left.
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
+fn clean_title(raw: &str) -> Option<String> {
+    let t: String = raw
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(200)
+        .collect();
+    (!t.is_empty()).then_some(t)
+}
+
+/// The text of the first `dc:title` of an XMP packet (its `rdf:li`, or the element's own
+/// text), XML's five entities undone.
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
+fn xmp_title(xmp: &str) -> Option<String> {
+    let start = xmp.find("<dc:title")?;
+    let end = start + xmp[start..].find("</dc:title>")?;
+    let inner = &xmp[start..end];
+    let inner = &inner[inner.find('>')? + 1..];
+    let text = match inner.find("<rdf:li") {
+        Some(li) => {
+            let li = &inner[li..];
+            let body = &li[li.find('>')? + 1..];
+            &body[..body.find("</rdf:li>").unwrap_or(body.len())]
+        }
+        None => inner,
+    };
+    if text.contains('<') {
+        return None;
+    }
+    clean_title(
+        &text
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&amp;", "&"),
+    )
 }
 
 #[cfg(not(feature = "pdf"))]
-fn pdf_pages(_bytes: &[u8]) -> Result<Vec<String>, Unread> {
+fn pdf_pages(_bytes: &[u8]) -> Result<(Option<String>, Vec<String>), Unread> {
     Err(Unread::Unsupported)
 }
 
@@ -143,7 +189,7 @@ mod limits {
 }
 
 #[cfg(feature = "pdf")]
-fn pdf_pages(bytes: &[u8]) -> Result<Vec<String>, Unread> {
+fn pdf_pages(bytes: &[u8]) -> Result<(Option<String>, Vec<String>), Unread> {
     use std::io::Write;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -222,7 +268,8 @@ fn pdf_pages(bytes: &[u8]) -> Result<Vec<String>, Unread> {
         return Err(Unread::TooCostly);
     }
     match serde_json::from_slice::<Answer>(&out) {
-        Ok(Answer::Pages(p)) => Ok(p),
+        Ok(Answer::Document { title, pages }) => Ok((title, pages)),
+        Ok(Answer::Pages(p)) => Ok((None, p)),
         Ok(Answer::Unread(r)) => Err(Unread::from_reason(&r)),
         Err(_) => Err(Unread::Damaged),
     }
@@ -266,6 +313,12 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum Answer {
+    /// Its title (if it says one) and its pages' text.
+    Document {
+        title: Option<String>,
+        pages: Vec<String>,
+    },
+    /// Pages without a title (what a child of an earlier version answered).
     Pages(Vec<String>),
     Unread(String),
 }
@@ -282,7 +335,7 @@ pub fn pdf_child() -> i32 {
         return 1;
     }
     let answer = match extract(&bytes) {
-        Ok(pages) => Answer::Pages(pages),
+        Ok((title, pages)) => Answer::Document { title, pages },
         Err(u) => Answer::Unread(u.reason().to_owned()),
     };
     let Ok(json) = serde_json::to_vec(&answer) else {
@@ -294,12 +347,45 @@ pub fn pdf_child() -> i32 {
 }
 
 #[cfg(not(feature = "pdf"))]
-fn extract(_bytes: &[u8]) -> Result<Vec<String>, Unread> {
+fn extract(_bytes: &[u8]) -> Result<(Option<String>, Vec<String>), Unread> {
     Err(Unread::Unsupported)
 }
 
+/// The title a PDF's metadata says: `/Title` of the document information dictionary (the
+/// trailer's `/Info`), else `dc:title` of the XMP stream the catalog's `/Metadata` names (read
+/// only when its encoded stream is under 1 MiB).
 #[cfg(feature = "pdf")]
-fn extract(bytes: &[u8]) -> Result<Vec<String>, Unread> {
+fn pdf_title(doc: &pdf_extract::Document) -> Option<String> {
+    let info = doc
+        .trailer
+        .get_deref(b"Info", doc)
+        .and_then(|o| o.as_dict())
+        .ok();
+    if let Some(t) = info
+        .and_then(|d| d.get_deref(b"Title", doc).ok())
+        .and_then(|o| pdf_extract::decode_text_string(o).ok())
+        .and_then(|t| clean_title(&t))
+    {
+        return Some(t);
+    }
+    let stream = doc
+        .catalog()
+        .ok()?
+        .get_deref(b"Metadata", doc)
+        .ok()?
+        .as_stream()
+        .ok()?;
+    if stream.content.len() > 1 << 20 {
+        return None;
+    }
+    let xml = stream
+        .decompressed_content()
+        .unwrap_or_else(|_| stream.content.clone());
+    xmp_title(&String::from_utf8_lossy(&xml[..xml.len().min(4 << 20)]))
+}
+
+#[cfg(feature = "pdf")]
+fn extract(bytes: &[u8]) -> Result<(Option<String>, Vec<String>), Unread> {
     use pdf_extract::Document;
     // The parser may refuse an encrypted file before it can say so.
     let encrypted = memchr::memmem::find(bytes, b"/Encrypt").is_some();
@@ -320,7 +406,7 @@ fn extract(bytes: &[u8]) -> Result<Vec<String>, Unread> {
     if done.is_err() && !stopped && pages.iter().all(|p| p.trim().is_empty()) {
         return Err(Unread::Damaged);
     }
-    Ok(pages)
+    Ok((pdf_title(&doc), pages))
 }
 
 /// An output device that keeps each page's text apart and stops the walk after [`MAX_PAGES`]
@@ -473,6 +559,26 @@ mod tests {
         assert_eq!(stat_cpu_ticks("4242 (ai) R 1 2"), None);
         #[cfg(all(feature = "pdf", target_os = "linux"))]
         assert!(cpu_ticks(std::process::id()).is_some());
+    }
+
+    #[test]
+    fn titles_from_metadata_are_one_clean_line() {
+        assert_eq!(
+            clean_title("  Annual\n report\t2024 ").as_deref(),
+            Some("Annual report 2024")
+        );
+        assert_eq!(clean_title(" \u{0} \n"), None);
+        assert_eq!(clean_title(&"x".repeat(500)).unwrap().len(), 200);
+        let xmp = r#"<x:xmpmeta><rdf:RDF><rdf:Description><dc:title><rdf:Alt>
+            <rdf:li xml:lang="x-default">Tides &amp; Currents</rdf:li></rdf:Alt></dc:title>
+            </rdf:Description></rdf:RDF></x:xmpmeta>"#;
+        assert_eq!(xmp_title(xmp).as_deref(), Some("Tides & Currents"));
+        assert_eq!(
+            xmp_title("<dc:title>Plain</dc:title>").as_deref(),
+            Some("Plain")
+        );
+        assert_eq!(xmp_title("<dc:creator>Someone</dc:creator>"), None);
+        assert_eq!(xmp_title("<dc:title><rdf:Alt></rdf:Alt></dc:title>"), None);
     }
 
     #[test]

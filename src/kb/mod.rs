@@ -94,7 +94,7 @@ impl Searcher {
     pub(crate) fn open(home: &Home, config: &Config, name: &str, ui: &Ui) -> Result<Searcher> {
         let configured = base(config, name)?;
         let index = store::Index::open_base(home, name, configured, false)?;
-        if !index.keywords_current()? {
+        if !index.stemmed()? {
             ui.warn(&format!(
                 "knowledge base {name} was indexed by an older version of ai: its keywords are searched without stemming until: ai kb sync {name}"
             ));

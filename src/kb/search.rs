@@ -321,7 +321,7 @@ pub(crate) fn search(
     let mut clock = Stages::new();
     let terms = terms(query);
     // An index from before stemming is searched as it was indexed (its next sync updates it).
-    let stems: Vec<Stems> = if ix.keywords_current()? {
+    let stems: Vec<Stems> = if ix.stemmed()? {
         query_langs(ix, query)?
             .into_iter()
             .map(Stems::new)

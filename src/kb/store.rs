@@ -240,8 +240,14 @@ pub(crate) trait Store {
 
     fn meta(&self, key: &str) -> StoreResult<Option<String>>;
     fn set_meta(&self, key: &str, value: Option<&str>) -> StoreResult<()>;
-    /// Whether the keyword tables hold what this version writes ([`KEYWORDS`]).
+    /// Whether the keyword tables hold what this version writes ([`KEYWORDS`]; a store may
+    /// ask more of its own tables).
     fn keywords_current(&self) -> StoreResult<bool> {
+        self.stemmed()
+    }
+    /// Whether the words table holds stems as this version makes them: how a query is looked
+    /// up in it (an index from before stemming is searched as it was indexed).
+    fn stemmed(&self) -> StoreResult<bool> {
         Ok(self.meta("keywords")?.as_deref() == Some(KEYWORDS))
     }
     /// Bring the keyword tables of an older index to [`KEYWORDS`]: the keyword tables emptied

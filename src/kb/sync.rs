@@ -471,7 +471,7 @@ fn read_entry(entry: &Entry, skipped: &mut Skipped) -> Read {
     }
     if entry.kind == chunk::Kind::Pdf {
         return match document::pdf(&bytes) {
-            Ok(body) => Read::Note(note::document(&entry.rel, None, body)),
+            Ok((title, body)) => Read::Note(note::document(&entry.rel, title, body)),
             // Ctrl+C ended the child too: that says nothing of the file.
             Err(_) if signal::interrupted() => Read::Failed,
             Err(why) => Read::Unread(why),

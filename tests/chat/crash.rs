@@ -221,15 +221,18 @@ fn a_delete_waits_for_the_turn_in_progress() {
 #[test]
 fn a_closed_stdout_keeps_the_turn() {
     // `ai chat ID "…" | head -0`: the reader is gone before the reply is written.
+    // The read end is closed before `ai` starts: closed after the spawn, a quick `ai` could
+    // write the whole reply into the pipe's buffer first (seen under load).
     let env = Env::echo();
     let id = env.start("one");
-    let mut child = env
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let child = env
         .command(&["chat", &id, "two"])
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),

@@ -785,9 +785,12 @@ fn a_closed_stdout_ends_the_call_quietly() {
     // `ai … | head -c 5`: the reader goes away mid-stream.
     use std::io::Read;
     use std::process::Stdio;
+    // The rest waits at a gate until the reader is gone: a pause could end first on a loaded
+    // machine, and the whole reply would fit the pipe.
+    let gate = Gate::new();
     let s = Server::start(vec![
         Reply::sse(&[&oa_text("first ")])
-            .pause(300)
+            .hold(&gate)
             .body(&oa_text("second "))
             .pause(300)
             .body(&oa_text("third"))
@@ -804,6 +807,7 @@ fn a_closed_stdout_ends_the_call_quietly() {
     let mut first = [0u8; 6];
     stdout.read_exact(&mut first).expect("first bytes");
     drop(stdout);
+    gate.open();
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);

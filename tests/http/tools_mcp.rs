@@ -101,8 +101,11 @@ for line in sys.stdin:
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)
                     for fd in (0, 1, 2):
                         os.close(fd)
-                    with open(os.path.join(state, "orphan"), "w") as f:
+                    # Written whole, then renamed: the parent exits once the file exists, and
+                    # `ai` may kill this child before an unfinished write would end.
+                    with open(os.path.join(state, "orphan.tmp"), "w") as f:
                         f.write(str(os.getpid()) + "\n")
+                    os.rename(os.path.join(state, "orphan.tmp"), os.path.join(state, "orphan"))
                     time.sleep(300)
                     os._exit(0)
                 while not os.path.exists(os.path.join(state, "orphan")):

@@ -18,24 +18,6 @@ pub fn pdf() -> Vec<u8> {
     b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n".to_vec()
 }
 
-fn b64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 fn world(provider: &str, s: &Server) -> Env {
     let env = Env::for_provider(provider, s);
     env.project_file("cat.png", png());
@@ -62,8 +44,8 @@ fn openai_gets_an_image_url_and_a_file_part() {
     assert_eq!(
         user_content(&s.only().json()),
         json!([
-            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(&png()))}},
-            {"type": "file", "file": {"filename": "doc.pdf", "file_data": format!("data:application/pdf;base64,{}", b64(&pdf()))}},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", base64(&png()))}},
+            {"type": "file", "file": {"filename": "doc.pdf", "file_data": format!("data:application/pdf;base64,{}", base64(&pdf()))}},
             {"type": "text", "text": "what is this?"}
         ])
     );
@@ -84,7 +66,7 @@ fn openai_compatible_servers_get_the_openai_form() {
         assert_eq!(c[0]["type"], "image_url", "{provider}: {c}");
         assert_eq!(
             c[0]["image_url"]["url"],
-            format!("data:image/png;base64,{}", b64(&png())),
+            format!("data:image/png;base64,{}", base64(&png())),
             "{provider}"
         );
         assert_eq!(
@@ -115,8 +97,8 @@ fn anthropic_gets_image_and_document_blocks() {
     assert_eq!(
         user_content(&s.only().json()),
         json!([
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&png())}},
-            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(&pdf())}},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64(&png())}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": base64(&pdf())}},
             {"type": "text", "text": "compare"}
         ])
     );
@@ -132,8 +114,8 @@ fn gemini_gets_inline_data() {
     assert_eq!(
         body["contents"][0]["parts"],
         json!([
-            {"inline_data": {"mime_type": "image/png", "data": b64(&png())}},
-            {"inline_data": {"mime_type": "application/pdf", "data": b64(&pdf())}},
+            {"inline_data": {"mime_type": "image/png", "data": base64(&png())}},
+            {"inline_data": {"mime_type": "application/pdf", "data": base64(&pdf())}},
             {"text": "what?"}
         ])
     );
@@ -149,7 +131,7 @@ fn ollama_gets_images() {
     let last = body["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         last,
-        json!({"role": "user", "content": "what?", "images": [b64(&png())]})
+        json!({"role": "user", "content": "what?", "images": [base64(&png())]})
     );
 }
 
@@ -171,8 +153,8 @@ fn bedrock_gets_image_and_document_blocks() {
     assert_eq!(
         s.only().json()["messages"][0]["content"],
         json!([
-            {"image": {"format": "png", "source": {"bytes": b64(&png())}}},
-            {"document": {"format": "pdf", "name": "my report (v2)", "source": {"bytes": b64(&pdf())}}},
+            {"image": {"format": "png", "source": {"bytes": base64(&png())}}},
+            {"document": {"format": "pdf", "name": "my report (v2)", "source": {"bytes": base64(&pdf())}}},
             {"text": "sum up"}
         ])
     );
@@ -466,7 +448,7 @@ fn the_chat_records_attachments_and_later_turns_say_what_was_attached() {
     );
     // The bytes are not in the chat file, nor anywhere under the home folder.
     let text = String::from_utf8(env.bytes(&id)).unwrap();
-    assert!(!text.contains(&b64(&png())), "{text}");
+    assert!(!text.contains(&base64(&png())), "{text}");
     assert!(!env.home.join("chats").join(format!("{id}.files")).exists());
     // The next turn says what was attached, and does not send it again.
     env.run(&["chat", &id, "what colour?"]).ok();
@@ -475,7 +457,7 @@ fn the_chat_records_attachments_and_later_turns_say_what_was_attached() {
         body["messages"][0],
         json!({"role": "user", "content": format!("[attached earlier: cat.png, image/png, {} B]\n\nwhat is it?", png().len())})
     );
-    assert!(!body.to_string().contains(&b64(&png())));
+    assert!(!body.to_string().contains(&base64(&png())));
     // chat show lists it.
     let shown = env.run(&["chat", "show", &id]).success();
     assert!(
@@ -548,7 +530,7 @@ fn a_kept_copy_is_in_the_chat_folder_sent_again_and_deleted_with_the_chat() {
     assert_eq!(
         body["messages"][0]["content"],
         json!([
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&png())}},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64(&png())}},
             {"type": "text", "text": "what is it?"}
         ])
     );
@@ -614,7 +596,7 @@ fn serve_shows_the_attachment_line_and_serves_no_bytes() {
     assert_eq!(status, 200, "{body}");
     let v = json(&body);
     assert_eq!(v["messages"][0]["attachments"][0]["name"], "cat.png");
-    assert!(!body.contains(&b64(&png())));
+    assert!(!body.contains(&base64(&png())));
     assert!(
         !body.contains(&env.path("cat.png").display().to_string()),
         "{body}"

@@ -9,21 +9,7 @@ use super::attach::{pdf, png};
 use crate::support::*;
 
 fn data_url(media_type: &str, bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = format!("data:{media_type};base64,");
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    format!("data:{media_type};base64,{}", base64(bytes))
 }
 
 /// The OpenAI form of a prompt with cat.png and doc.pdf.

@@ -288,7 +288,19 @@ fn stream(dict: &str, data: &[u8]) -> Vec<u8> {
 
 /// A PDF whose pages show these lines of text (an empty page shows none: a scan's page).
 fn text_pdf(pages: &[&str]) -> Vec<u8> {
-    let mut objects = vec![b"<< /Type /Catalog /Pages 2 0 R >>".to_vec()];
+    text_pdf_with(pages, "", Vec::new(), "")
+}
+
+/// [`text_pdf`] with `catalog_extra` in its catalog, `extra` objects after the pages' (the
+/// first is object 4 + 2 × the pages), and `trailer_extra` in its trailer.
+fn text_pdf_with(
+    pages: &[&str],
+    catalog_extra: &str,
+    extra: Vec<Vec<u8>>,
+    trailer_extra: &str,
+) -> Vec<u8> {
+    let mut objects =
+        vec![format!("<< /Type /Catalog /Pages 2 0 R {catalog_extra} >>").into_bytes()];
     let kids: Vec<String> = (0..pages.len())
         .map(|i| format!("{} 0 R", 4 + 2 * i))
         .collect();
@@ -317,7 +329,8 @@ fn text_pdf(pages: &[&str]) -> Vec<u8> {
         };
         objects.push(stream("", content.as_bytes()));
     }
-    pdf_file(&objects, "")
+    objects.extend(extra);
+    pdf_file(&objects, trailer_extra)
 }
 
 fn search(env: &Env, query: &str) -> Vec<Value> {
@@ -386,6 +399,73 @@ fn pdf_and_html_files_are_indexed_with_their_pages_and_headings() {
         .success();
     assert!(
         out.stderr.contains("[1] report · p. 2 (report.pdf, vault)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_pdf_is_titled_by_its_metadata() {
+    let env = Env::echo();
+    let dir = folder(&env, &[("readme.md", "# Readme\n\nThe archive's notes.\n")]);
+    // /Title of the information dictionary, in UTF-16BE: "Übergabe der Bänder".
+    let utf16: String = "\u{feff}Übergabe der Bänder"
+        .encode_utf16()
+        .map(|u| format!("{u:04X}"))
+        .collect();
+    std::fs::write(
+        dir.join("scan_0042.pdf"),
+        text_pdf_with(
+            &["The tapes were handed over on Monday."],
+            "",
+            vec![format!("<< /Title <{utf16}> /Author (Archive) >>").into_bytes()],
+            "/Info 6 0 R",
+        ),
+    )
+    .unwrap();
+    // No information dictionary: dc:title of the XMP metadata.
+    let xmp = "<?xpacket begin=''?><x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF>\
+               <rdf:Description><dc:title><rdf:Alt><rdf:li xml:lang='x-default'>Tides &amp; \
+               Currents</rdf:li></rdf:Alt></dc:title></rdf:Description></rdf:RDF></x:xmpmeta>";
+    std::fs::write(
+        dir.join("doc1.pdf"),
+        text_pdf_with(
+            &["High water comes twice a day."],
+            "/Metadata 6 0 R",
+            vec![stream("/Type /Metadata /Subtype /XML", xmp.as_bytes())],
+            "",
+        ),
+    )
+    .unwrap();
+    // A title of blanks says nothing: the file name.
+    std::fs::write(
+        dir.join("walrus-notes.pdf"),
+        text_pdf_with(
+            &["The walrus sleeps on the ice."],
+            "",
+            vec![b"<< /Title (   ) >>".to_vec()],
+            "/Info 6 0 R",
+        ),
+    )
+    .unwrap();
+    add(&env, &dir);
+    let hits = search(&env, "tapes handed");
+    assert_eq!(hits[0]["path"], "scan_0042.pdf");
+    assert_eq!(hits[0]["title"], "Übergabe der Bänder");
+    // The title is searchable.
+    let hits = search(&env, "übergabe");
+    assert_eq!(hits[0]["path"], "scan_0042.pdf");
+    let hits = search(&env, "high water");
+    assert_eq!(hits[0]["title"], "Tides & Currents");
+    let hits = search(&env, "walrus");
+    assert_eq!(hits[0]["title"], "walrus-notes");
+    // The source line of a grounded turn names it by its title.
+    let out = env
+        .run(&["echo", "--kb", "vault", "when were the tapes handed over?"])
+        .success();
+    assert!(
+        out.stderr
+            .contains("[1] Übergabe der Bänder · p. 1 (scan_0042.pdf, vault)"),
         "{}",
         out.stderr
     );

@@ -1,6 +1,7 @@
 //! Knowledge bases as their owners see them: stemmed keywords in English and German, titles
 //! (front matter, an opening heading, else the file name), aliases, embeds, generated notes
-//! skipped, and an index from before stemming brought up to date by its next sync.
+//! skipped, and indexes from before stemming, or with the whole text as trigrams, brought up
+//! to date by their next sync.
 
 use std::path::{Path, PathBuf};
 
@@ -212,6 +213,162 @@ fn an_index_from_before_stemming_is_searched_as_it_was_until_its_next_sync() {
     // Nothing changed since: the next sync reads nothing again.
     let out = env.run(&["kb", "sync", "vault"]).success();
     assert!(out.stdout.contains("unchanged 4"), "{}", out.stdout);
+}
+
+#[test]
+fn an_index_with_the_whole_text_as_trigrams_is_cut_down_by_its_next_sync() {
+    if kb_store::sqlite_only("writes a SQLite index of the version before by hand") {
+        return;
+    }
+    let s = embedding::server();
+    let env = Env::for_provider("openai", &s);
+    // Enough text that the old trigram table fills many pages.
+    let mut notes: Vec<(String, String)> = MIXED
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+    let mut seed = 7u64;
+    let vocabulary: Vec<String> = (0..60)
+        .map(|_| {
+            (0..7)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (b'a' + (seed >> 33) as u8 % 26) as char
+                })
+                .collect()
+        })
+        .collect();
+    for i in 0..120 {
+        let body: Vec<&str> = (0..300)
+            .map(|k| match k % 3 {
+                0 => "the",
+                _ => vocabulary[(i * 7 + k * 13) % vocabulary.len()].as_str(),
+            })
+            .collect();
+        notes.push((
+            format!("filler-{i}.md"),
+            format!("# Filler {i}\n\n{}\n", body.join(" ")),
+        ));
+    }
+    let notes: Vec<(&str, &str)> = notes
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let dir = folder(&env, &notes);
+    env.run(&[
+        "kb",
+        "add",
+        "vault",
+        dir.to_str().unwrap(),
+        "--embed",
+        "openai:text-embedding-3-small",
+        "--dimensions",
+        "64",
+    ])
+    .success();
+    let embedded = embedding::hits(&s);
+    assert!(embedded > 0);
+    // Make it an index as the version before wrote it: the whole text as trigrams, 4 KiB
+    // pages.
+    let db = env.home.join("kb/vault.sqlite");
+    let gap = "SELECT count(*) FROM grams WHERE grams MATCH '\"tape is\"'";
+    let page_size = |c: &rusqlite::Connection| -> i64 {
+        c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap()
+    };
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "DROP TABLE grams;
+             CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='',
+                 contentless_delete=1, tokenize='trigram remove_diacritics 1');
+             INSERT INTO grams(rowid, title, heading, text)
+                 SELECT c.c, lower(n.title), lower(c.heading), lower(c.text)
+                 FROM chunks c JOIN notes n ON n.n = c.note;
+             DELETE FROM meta WHERE key = 'grams';
+             PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM;
+             PRAGMA journal_mode = WAL;",
+        )
+        .unwrap();
+        assert_eq!(page_size(&c), 4096);
+        assert_eq!(c.query_row(gap, [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+    }
+    let size_before = std::fs::metadata(&db).unwrap().len();
+    // Searched as it is meanwhile (its words are stemmed: no warning).
+    let out = env
+        .run(&["kb", "search", "vault", "tape", "--json"])
+        .success();
+    assert!(!out.stderr.contains("older version"), "{}", out.stderr);
+    assert_eq!(paths(out.json().as_array().unwrap())[0], "tape.md");
+    // (A search embeds its query.)
+    let asked = embedding::hits(&s);
+    let out = env.run(&["kb", "sync", "vault"]).success();
+    assert!(
+        out.stderr.contains("indexing its keywords again"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(embedding::hits(&s), asked, "nothing re-embedded");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        assert_eq!(c.query_row(gap, [], |r| r.get::<_, i64>(0)).unwrap(), 0);
+        assert_eq!(page_size(&c), 16384);
+        let grams: String = c
+            .query_row("SELECT value FROM meta WHERE key = 'grams'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(grams, "2");
+    }
+    assert!(std::fs::metadata(&db).unwrap().len() < size_before);
+    // A part of a word is still found inside the word (keywords alone: the fake vectors
+    // rank every note alike).
+    let hits = env
+        .command(&["kb", "search", "vault", "siebträger", "--json"])
+        .env("AI_KB_FUSION", "1,0.01,0")
+        .run()
+        .success()
+        .json();
+    assert_eq!(paths(hits.as_array().unwrap()), vec!["kaffee.md"]);
+    let stats = env
+        .run(&["kb", "stats", "vault", "--json"])
+        .success()
+        .json();
+    assert_eq!(stats["chunks"], stats["embedded"], "{stats}");
+    // Nothing changed since: the next sync reads nothing again.
+    let asked = embedding::hits(&s);
+    let out = env.run(&["kb", "sync", "vault"]).success();
+    assert!(out.stdout.contains("unchanged 124"), "{}", out.stdout);
+    assert_eq!(embedding::hits(&s), asked);
+}
+
+#[test]
+fn a_full_rebuild_of_an_index_with_small_pages_gives_it_large_ones() {
+    if kb_store::sqlite_only("reads the SQLite file's page size") {
+        return;
+    }
+    let env = Env::echo();
+    let dir = folder(&env, MIXED);
+    add(&env, &dir);
+    let db = env.home.join("kb/vault.sqlite");
+    let page_size = || -> i64 {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(page_size(), 16384);
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096; VACUUM;
+             PRAGMA journal_mode = WAL;",
+        )
+        .unwrap();
+    }
+    assert_eq!(page_size(), 4096);
+    env.run(&["kb", "sync", "--full", "vault"]).success();
+    assert_eq!(page_size(), 16384);
+    assert_eq!(paths(&search(&env, "sicherung")), vec!["sicherung.md"]);
 }
 
 #[test]

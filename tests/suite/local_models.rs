@@ -297,10 +297,7 @@ fn a_model_whose_size_changed_is_refused_and_the_index_kept() {
     let env = Env::echo();
     let model = env.root.join("model");
     static_model(&model, "F32", 8);
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .success();
+    add_notes(&env, &format!("local:{}", s(&model))).success();
     // The folder now holds a 16-dimension model; a new note needs a vector.
     static_model(&model, "F32", 16);
     env.project_file("notes/more.md", "# More\n\nApple butter.\n");
@@ -680,10 +677,7 @@ fn a_session_loads_its_local_model_once_and_one_shot_calls_once_each() {
     let mut env = Env::echo();
     let model = env.root.join("model");
     static_model(&model, "F32", 8);
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .success();
+    add_notes(&env, &format!("local:{}", s(&model))).success();
     env.set("AI_DEBUG", "models");
     // Three grounded turns in one `ai -i`: the query of each is embedded, the model loaded once.
     let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
@@ -712,10 +706,7 @@ fn a_model_changed_on_disk_is_loaded_again_in_a_session() {
     let mut env = Env::echo();
     let model = env.root.join("model");
     static_model(&model, "F32", 8);
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .success();
+    add_notes(&env, &format!("local:{}", s(&model))).success();
     env.set("AI_DEBUG", "models");
     let mut term = crate::support::Terminal::start(&env, "-i --kb notes");
     term.expect("echo> ");
@@ -747,10 +738,7 @@ fn ai_serve_keeps_the_model_loaded_for_the_searches_of_its_children() {
     let env = Env::echo();
     let model = env.root.join("model");
     static_model(&model, "F32", 8);
-    let dir = notes(&env);
-    let spec = format!("local:{}", s(&model));
-    env.run(&["kb", "add", "notes", s(&dir), "--embed", &spec])
-        .success();
+    add_notes(&env, &format!("local:{}", s(&model))).success();
     let token = "a-token-of-twenty-chars";
     let served = crate::serve::serve(&env, &["--token", token], &[("AI_DEBUG", "models")]);
     let auth = format!("Authorization: Bearer {token}");

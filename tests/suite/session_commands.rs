@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::support::{ENTERED, Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, echo_reply, say};
+use crate::support::{ENTERED, Env, FLAKY_GEMINI, SLOW_GEMINI, Terminal, base64, echo_reply, say};
 
 const PROMPT: &str = "echo> ";
 
@@ -175,25 +175,6 @@ fn system_sets_the_system_prompt_and_says_it() {
     end(term);
     let id = env.chat_ids().pop().unwrap();
     assert_eq!(env.header(&id)["system"], "Answer in one word.");
-}
-
-/// Standard base64, for what OSC 52 carries.
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(ABC[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[test]

@@ -76,8 +76,8 @@ mod world;
 pub use chats::{echo_reply, generated_id, header, message, transcript};
 pub use fake::{FLAKY_GEMINI, RECORDING_CLAUDE, RECORDING_CODEX, SLOW_GEMINI};
 pub use http::{
-    KEY, an_end, an_start, an_text, br_end, br_event, br_exception, br_stream, br_text, data,
-    es_frame, event, gm_chunk, oa_end, oa_stream, oa_text, ol_done, ol_text,
+    KEY, an_end, an_start, an_text, base64, br_end, br_event, br_exception, br_stream, br_text,
+    data, es_frame, event, gm_chunk, oa_end, oa_stream, oa_text, ol_done, ol_text,
 };
 pub use proc::{DEADLINE, Proc};
 pub use pty::{ENTERED, Terminal, on_terminal, say};

@@ -6,9 +6,13 @@
 //! aliases, language), `chunks` (the note's passages with heading path, line range, text, hash
 //! and vector), and two contentless FTS5 tables: `words` over each chunk's title, aliases,
 //! heading and text as Snowball stems of the note's language (unicode61 with diacritics folded:
-//! `uber` finds "Über", `backups` finds "backup"), and `grams` over its title, heading and text
-//! (trigram: `sicherung` finds "Datenbanksicherung"). Both are fed [`fold`]ed text, so `ß` and
-//! `ss` meet.
+//! `uber` finds "Über", `backups` finds "backup"), and `grams` over the distinct words of 4 or
+//! more characters of its title, heading and text (trigram: `sicherung` finds
+//! "Datenbanksicherung"; see [`gram_words`]). Both are fed [`fold`]ed text, so `ß` and `ss` meet.
+//!
+//! Pages are 16 KiB (SQLite's default 4 KiB left a quarter of the passages' pages empty: a
+//! passage with its vector takes about half a page); an index made with 4 KiB pages gets the
+//! larger ones when a sync frees a quarter of it and it is compacted ([`Sqlite::compact`]).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -37,6 +41,12 @@ pub(crate) const CHUNKER: &str = "1";
 /// an older index from its notes (its passages and vectors are kept); until then it is searched
 /// as it was indexed. Absent in indexes from before stemming ("1").
 pub(crate) const KEYWORDS: &str = "2";
+/// Bumped when what the SQLite trigram table holds changes (`meta.grams`; absent: the whole
+/// folded text, "2": its distinct words of 4 or more characters). Like [`KEYWORDS`]: the next
+/// sync indexes the keywords again, keeping passages and vectors.
+const GRAMS: &str = "2";
+/// The page size of a new index, and of an older one once it is compacted.
+const PAGE_SIZE: u32 = 16384;
 
 const TABLES: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -92,6 +102,15 @@ CREATE INDEX IF NOT EXISTS links_key ON links(key);
 const UNREAD: &str = "CREATE TABLE IF NOT EXISTS unread (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, reason TEXT NOT NULL
 ) WITHOUT ROWID;";
+
+/// What [`Sqlite::compact`] did.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Compacted {
+    /// The file was rewritten without its free pages.
+    pub(crate) vacuumed: bool,
+    /// Its pages are still smaller than [`PAGE_SIZE`].
+    pub(crate) small_pages: bool,
+}
 
 /// An open SQLite index.
 pub(crate) struct Sqlite {
@@ -181,6 +200,9 @@ impl Sqlite {
         let c = &self.conn;
         c.busy_timeout(Duration::from_secs(30))
             .map_err(|e| self.damaged(&e))?;
+        // Takes effect only in a database not written yet (before WAL mode writes its header).
+        c.pragma_update(None, "page_size", PAGE_SIZE)
+            .map_err(|e| self.damaged(&e))?;
         // WAL lets searches read while a sync writes; NORMAL sync is durable at checkpoints and
         // never corrupts (a crash loses at most the last commits, which the next sync redoes).
         c.pragma_update(None, "journal_mode", "WAL")
@@ -199,7 +221,7 @@ impl Sqlite {
             c.execute_batch(&format!(
                 "BEGIN IMMEDIATE; {TABLES} {LINKS} {UNREAD}
                  INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{CHUNKER}'),
-                     ('keywords', '{KEYWORDS}');
+                     ('keywords', '{KEYWORDS}'), ('grams', '{GRAMS}');
                  COMMIT;"
             ))
             .map_err(|e| self.damaged(&e))?;
@@ -256,6 +278,58 @@ impl Sqlite {
         vectors::log(self, c)
     }
 
+    /// Give back the pages a sync freed (SQLite keeps them in the file for reuse) when they
+    /// are a quarter of the file or more (many notes deleted), or, with `pending`, after the
+    /// keyword tables were indexed again (the old ones' pages are free, the new ones spread
+    /// over them). An index with pages smaller than [`PAGE_SIZE`] gets them now, unless
+    /// another connection has it open (the page size changes only outside WAL mode, which no
+    /// other connection may be using): it is then compacted as it is, and with `pending` the
+    /// next call converts it when it has the index alone. Called at the end of a sync, by the
+    /// index's only writer.
+    pub(crate) fn compact(&self, pending: bool) -> StoreResult<Compacted> {
+        let pages = self.count("PRAGMA page_count")?;
+        let free = self.count("PRAGMA freelist_count")?;
+        let small = self.count("PRAGMA page_size")? < u64::from(PAGE_SIZE);
+        let worth = free >= 64 && (free * 4 >= pages || pending);
+        let mut done = Compacted {
+            vacuumed: false,
+            small_pages: small,
+        };
+        if !(worth || pending && small) {
+            return Ok(done);
+        }
+        let c = &self.conn;
+        // Leaving WAL mode waits for no one: with a reader there, it fails at once.
+        let mut left_wal = false;
+        if small {
+            let _ = c.busy_timeout(Duration::ZERO);
+            left_wal = c
+                .query_row("PRAGMA journal_mode = DELETE", [], |r| {
+                    r.get::<_, String>(0)
+                })
+                .is_ok_and(|m| m.eq_ignore_ascii_case("delete"));
+            c.busy_timeout(Duration::from_secs(30))
+                .map_err(|e| self.damaged(&e))?;
+        }
+        if !worth && !left_wal {
+            return Ok(done);
+        }
+        let result = (|| {
+            if left_wal {
+                c.pragma_update(None, "page_size", PAGE_SIZE)?;
+            }
+            c.execute_batch("VACUUM")
+        })();
+        if left_wal {
+            c.pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| self.damaged(&e))?;
+        }
+        result.map_err(|e| self.damaged(&e))?;
+        done.vacuumed = true;
+        done.small_pages = self.count("PRAGMA page_size")? < u64::from(PAGE_SIZE);
+        Ok(done)
+    }
+
     fn strings(&self, sql: &str, n: i64) -> StoreResult<Vec<(i64, String, String)>> {
         let mut st = self
             .conn
@@ -291,6 +365,10 @@ impl Store for Sqlite {
         done.map(|_| ()).map_err(|e| self.damaged(&e))
     }
 
+    fn keywords_current(&self) -> StoreResult<bool> {
+        Ok(self.stemmed()? && self.meta("grams")?.as_deref() == Some(GRAMS))
+    }
+
     fn migrate_keywords(&self) -> StoreResult<()> {
         let has_lang =
             self.count("SELECT count(*) FROM pragma_table_info('notes') WHERE name = 'lang'")? > 0;
@@ -307,8 +385,12 @@ impl Store for Sqlite {
                  DROP TABLE IF EXISTS words;
                  CREATE VIRTUAL TABLE words USING fts5(title, aliases, heading, text, content='',
                      contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+                 DROP TABLE IF EXISTS grams;
+                 CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='',
+                     contentless_delete=1, tokenize='trigram remove_diacritics 1');
                  UPDATE notes SET mtime = -1, lang = NULL;
-                 INSERT INTO meta VALUES ('keywords', '{KEYWORDS}')
+                 INSERT INTO meta VALUES ('keywords', '{KEYWORDS}'), ('grams', '{GRAMS}'),
+                     ('compact', '1')
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
             ))
@@ -554,7 +636,14 @@ impl Store for Sqlite {
             .prepare_cached(
                 "INSERT INTO grams(rowid, title, heading, text) VALUES (?1, ?2, ?3, ?4)",
             )
-            .and_then(|mut st| st.execute(params![c, k.gram_title, k.gram_heading, k.gram_text]))
+            .and_then(|mut st| {
+                st.execute(params![
+                    c,
+                    gram_words(&k.gram_title),
+                    gram_words(&k.gram_heading),
+                    gram_words(&k.gram_text)
+                ])
+            })
             .map_err(|e| self.damaged(&e))?;
         Ok(())
     }
@@ -621,6 +710,17 @@ impl Store for Sqlite {
         let _ = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        // Compacting is a saving, not a duty: the index is whole either way. `meta.compact`:
+        // the keyword tables were emptied to be indexed again (by this sync or one that died),
+        // so the pages they had are free and the new ones spread over them; or the index was
+        // compacted while another process had it open, and its pages are still small.
+        let pending = self.meta("compact")?.is_some();
+        if let Ok(done) = self.compact(pending) {
+            let still = done.small_pages && (pending || done.vacuumed);
+            if still != pending {
+                self.set_meta("compact", still.then_some("1"))?;
+            }
+        }
         Ok(notice)
     }
 
@@ -785,6 +885,28 @@ impl Store for Sqlite {
     }
 }
 
+/// What the trigram table holds of folded text: its distinct words of 4 or more characters, in
+/// the order they first come, one space between. The table answers only whether a query term
+/// of 4 or more letters and digits is inside a word (the search looks for nothing shorter
+/// there), and such a term is inside one of these words exactly when it is inside the text;
+/// words are what whitespace separates, without the ASCII punctuation around them (a term has
+/// none). Each word once: a passage's repeats and short words took most of the table (4.6× the
+/// text it covered), for a tie-breaker that weighs 0.01.
+pub(crate) fn gram_words(folded: &str) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = String::with_capacity(folded.len() / 2);
+    for w in folded.split_whitespace() {
+        let w = w.trim_matches(|c: char| c.is_ascii_punctuation());
+        if w.chars().count() >= 4 && seen.insert(w) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(w);
+        }
+    }
+    out
+}
+
 fn table_name(table: Table) -> &'static str {
     match table {
         Table::Words => "words",
@@ -925,6 +1047,230 @@ mod tests {
             .execute("DELETE FROM words WHERE rowid = 1", [])
             .unwrap();
         assert!(hits(&ix, "words", "\"uber\"").is_empty());
+    }
+
+    #[test]
+    fn the_trigram_table_holds_each_long_word_once() {
+        assert_eq!(
+            gram_words("the tape, the tape (again) and a datenbank-sicherung; e-mail. ok"),
+            "tape again datenbank-sicherung e-mail"
+        );
+        assert_eq!(gram_words("über ünter"), "über ünter");
+        assert_eq!(gram_words("a an the ..."), "");
+    }
+
+    #[test]
+    fn parts_of_words_are_found_in_the_distinct_words() {
+        let (_t, h) = home();
+        let ix = Sqlite::open(&h, "notes", file(&h, "notes"), true).unwrap();
+        let k = crate::kb::sync::keywords(
+            "Nachtlauf",
+            &["Datensicherung"],
+            crate::kb::lang::Lang::De,
+            "Sicherung > Ablauf",
+            "Die Datenbanksicherung läuft nachts. Die Datenbanksicherung dauert; die Straße ist leer.",
+        );
+        ix.index_keywords(7, &k).unwrap();
+        for part in ["sicherung", "tenbanksich", "strasse", "achtlau", "lauft"] {
+            assert_eq!(
+                hits(&ix, "grams", &format!("\"{part}\"")),
+                vec![7],
+                "{part}"
+            );
+        }
+        // What only the whole text had: words across a gap, short words.
+        assert!(hits(&ix, "grams", "\"dauert die\"").is_empty());
+        assert!(hits(&ix, "grams", "\"die\"").is_empty());
+    }
+
+    #[test]
+    fn a_new_index_has_large_pages() {
+        let (_t, h) = home();
+        let ix = Sqlite::open(&h, "notes", file(&h, "notes"), true).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.meta("grams").unwrap().as_deref(), Some(GRAMS));
+        assert!(ix.keywords_current().unwrap());
+    }
+
+    #[test]
+    fn compacting_gives_back_freed_pages_and_enlarges_small_ones() {
+        let (_t, h) = home();
+        let path = file(&h, "notes");
+        std::fs::create_dir_all(dir(&h)).unwrap();
+        {
+            // An index as versions before wrote it: 4 KiB pages.
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                .unwrap();
+        }
+        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
+        let text = "lorem ipsum dolor sit amet ".repeat(200);
+        ix.conn
+            .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
+            .unwrap();
+        for c in 1..=200 {
+            ix.conn
+                .execute(
+                    "INSERT INTO chunks (c, note, seq, heading, start_line, end_line, text, hash) VALUES (?1, 1, ?1, '', 1, 1, ?2, 'h')",
+                    params![c, text],
+                )
+                .unwrap();
+        }
+        // Little freed: left as it is.
+        ix.conn
+            .execute("DELETE FROM chunks WHERE c <= 10", [])
+            .unwrap();
+        assert!(!ix.compact(false).unwrap().vacuumed);
+        let pages = ix.count("PRAGMA page_count").unwrap();
+        ix.conn
+            .execute("DELETE FROM chunks WHERE c <= 150", [])
+            .unwrap();
+        assert_eq!(
+            ix.compact(false).unwrap(),
+            Compacted {
+                vacuumed: true,
+                small_pages: false
+            }
+        );
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
+        assert!(ix.count("PRAGMA page_count").unwrap() * 4 < pages);
+        assert_eq!(ix.passages().unwrap(), 50);
+        let mode: String = ix
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        // Another connection open: compacted in WAL mode, its pages as they are.
+        drop(ix);
+        let path2 = file(&h, "other");
+        {
+            let c = Connection::open(&path2).unwrap();
+            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                .unwrap();
+        }
+        let ix = Sqlite::open(&h, "other", path2.clone(), true).unwrap();
+        ix.conn
+            .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
+            .unwrap();
+        for c in 1..=400 {
+            ix.conn
+                .execute(
+                    "INSERT INTO chunks (c, note, seq, heading, start_line, end_line, text, hash) VALUES (?1, 1, ?1, '', 1, 1, ?2, 'h')",
+                    params![c, text],
+                )
+                .unwrap();
+        }
+        let reader = Sqlite::open(&h, "other", path2, false).unwrap();
+        assert_eq!(reader.passages().unwrap(), 400);
+        ix.conn
+            .execute("DELETE FROM chunks WHERE c <= 80", [])
+            .unwrap();
+        // Under a quarter free, but the keywords were indexed again.
+        assert!(!ix.compact(false).unwrap().vacuumed);
+        assert_eq!(
+            ix.compact(true).unwrap(),
+            Compacted {
+                vacuumed: true,
+                small_pages: true
+            }
+        );
+        assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
+        assert_eq!(reader.passages().unwrap(), 320);
+        // The reader still there: nothing to give back, no conversion, no VACUUM.
+        assert!(!ix.compact(true).unwrap().vacuumed);
+        // Once it is gone, the conversion still pending is made.
+        drop(reader);
+        assert_eq!(
+            ix.compact(true).unwrap(),
+            Compacted {
+                vacuumed: true,
+                small_pages: false
+            }
+        );
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.passages().unwrap(), 320);
+        // Nothing pending, nothing free: nothing done.
+        assert!(!ix.compact(false).unwrap().vacuumed);
+    }
+
+    #[test]
+    fn the_sync_after_a_keyword_migration_compacts_even_on_another_connection() {
+        let (_t, h) = home();
+        let path = file(&h, "notes");
+        std::fs::create_dir_all(dir(&h)).unwrap();
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                .unwrap();
+        }
+        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        let text = "lorem ipsum dolor sit amet consectetur ".repeat(100);
+        ix.conn
+            .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
+            .unwrap();
+        for c in 1..=300 {
+            // Passages that stay, and keywords that are indexed again.
+            ix.conn
+                .execute(
+                    "INSERT INTO chunks (c, note, seq, heading, start_line, end_line, text, hash) VALUES (?1, 1, ?1, '', 1, 1, ?2, 'h')",
+                    params![c, text],
+                )
+                .unwrap();
+            add(&ix, c, "Title", &format!("{} {c}", &text[..1500]));
+        }
+        let pages = ix.count("PRAGMA page_count").unwrap();
+        // The sync checks the keywords on one connection...
+        ix.migrate_keywords().unwrap();
+        drop(ix);
+        // ... and syncs on another, which indexes less than there was.
+        let ix = Sqlite::open(&h, "notes", path, false).unwrap();
+        for c in 1..=200 {
+            add(&ix, c, "Title", &format!("{} {c}", &text[..1500]));
+        }
+        let free = ix.count("PRAGMA freelist_count").unwrap();
+        assert!(free >= 64 && free * 4 < ix.count("PRAGMA page_count").unwrap());
+        ix.finish_sync(0).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.count("PRAGMA freelist_count").unwrap(), 0);
+        assert!(ix.count("PRAGMA page_count").unwrap() * 4 < pages);
+        assert_eq!(ix.meta("compact").unwrap(), None);
+        assert_eq!(hits(&ix, "words", "\"lorem\"").len(), 200);
+    }
+
+    #[test]
+    fn a_conversion_a_reader_prevented_is_made_by_a_later_sync() {
+        let (_t, h) = home();
+        let path = file(&h, "notes");
+        std::fs::create_dir_all(dir(&h)).unwrap();
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+                .unwrap();
+        }
+        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        let text = "lorem ipsum dolor sit amet consectetur ".repeat(40);
+        for c in 1..=300 {
+            add(&ix, c, "Title", &format!("{text} {c}"));
+        }
+        ix.migrate_keywords().unwrap();
+        for c in 1..=300 {
+            add(&ix, c, "Title", &format!("{text} {c}"));
+        }
+        // `ai serve` has the index open while the sync ends.
+        let reader = Sqlite::open(&h, "notes", path.clone(), false).unwrap();
+        ix.finish_sync(0).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
+        assert_eq!(ix.meta("compact").unwrap().as_deref(), Some("1"));
+        assert_eq!(hits(&reader, "words", "\"lorem\"").len(), 300);
+        drop(reader);
+        // The next sync has it alone.
+        ix.finish_sync(0).unwrap();
+        assert_eq!(ix.count("PRAGMA page_size").unwrap(), u64::from(PAGE_SIZE));
+        assert_eq!(ix.meta("compact").unwrap(), None);
+        assert_eq!(hits(&ix, "words", "\"lorem\"").len(), 300);
     }
 
     #[test]
