@@ -49,6 +49,8 @@ pub(crate) struct Postgres {
     rebuilding: std::cell::Cell<bool>,
     /// Whether the base's passages have the `heads` column ([`HEADS`]).
     heads: std::cell::Cell<bool>,
+    /// Whether this session wrote passages (a sync then tidies the table at its end).
+    wrote: std::cell::Cell<bool>,
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
@@ -581,6 +583,7 @@ impl Postgres {
             statements: RefCell::new(HashMap::new()),
             rebuilding: std::cell::Cell::new(false),
             heads: std::cell::Cell::new(false),
+            wrote: std::cell::Cell::new(false),
         })
     }
 
@@ -1208,6 +1211,7 @@ impl Store for Postgres {
     }
 
     fn delete_passages(&self, n: i64) -> StoreResult<bool> {
+        self.wrote.set(true);
         let r = self.row(
             "WITH gone AS (DELETE FROM chunks WHERE note = $1 RETURNING vector IS NOT NULL AS v)
              SELECT coalesce(bool_or(v), false) FROM gone",
@@ -1231,6 +1235,7 @@ impl Store for Postgres {
     }
 
     fn index_keywords(&self, c: i64, k: &Keywords) -> StoreResult<()> {
+        self.wrote.set(true);
         self.execute(
             &format!(
                 "UPDATE chunks SET words =
@@ -1257,6 +1262,7 @@ impl Store for Postgres {
     }
 
     fn unindex(&self, c: i64) -> StoreResult<()> {
+        self.wrote.set(true);
         self.execute(
             "UPDATE chunks SET words = NULL, gram_title = '', gram_heading = '', gram_text = '' WHERE c = $1",
             &[&c],
@@ -1300,6 +1306,7 @@ impl Store for Postgres {
     }
 
     fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()> {
+        self.wrote.set(true);
         self.size_vectors(v.len())?;
         let v = pgvector::Vector::from(v.to_vec());
         self.execute("UPDATE chunks SET vector = $2 WHERE c = $1", &[&c, &v])
@@ -1307,6 +1314,7 @@ impl Store for Postgres {
     }
 
     fn set_vectors(&self, rows: &[(i64, Vec<f32>)]) -> StoreResult<()> {
+        self.wrote.set(true);
         self.set_vectors_at_once(rows)
     }
 
@@ -1315,10 +1323,19 @@ impl Store for Postgres {
     }
 
     fn insert_passages(&self, n: i64, rows: &[(PassageRow<'_>, Keywords)]) -> StoreResult<()> {
+        self.wrote.set(true);
         self.insert_passages_at_once(n, rows)
     }
 
     fn finish_sync(&self, _dims: usize) -> StoreResult<Option<String>> {
+        // After writing passages: their pages marked all-visible and the GIN indexes' pending
+        // lists merged, as autovacuum would later. Searches right after the sync then count
+        // words from the indexes without visiting every row (a search of three common words
+        // over 10,000 notes: 700 → 280 ms). Not in a transaction; skipped with a warning by
+        // the server for a user who does not own the table.
+        if self.wrote.replace(false) {
+            self.exec("VACUUM (ANALYZE) chunks")?;
+        }
         Ok(None)
     }
 
