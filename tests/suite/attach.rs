@@ -784,6 +784,19 @@ fn serve_opens_a_kept_copy_through_its_signed_link() {
         "{:?}",
         a.head
     );
+    // A chat's folder of kept copies that is a link out of the chats folder: not followed.
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("secret.png"), png()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.home.join("chats/linked1.files")).unwrap();
+    let (status, body) = http(
+        s.port,
+        "GET",
+        "/chats/linked1/files/secret.png",
+        Some(TOKEN),
+        b"",
+    );
+    assert_eq!(status, 404, "{body}");
     // In the page: the attachment line has an "open" link to the signed URL.
     let Some(browser) = crate::support::webdriver::Browser::start() else {
         return;

@@ -573,6 +573,13 @@ fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says(
         ),
     );
     refused("missing_file", &url, "cannot use sslrootcert");
+    // A server without TLS, asked for it: refused as such, not as a server that is down.
+    let url = format!(
+        "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{db}?sslmode=require",
+        pg.port
+    );
+    let out = refused("no_tls", &url, "does not offer TLS");
+    assert!(out.stderr.contains("sslmode"), "{out:#?}");
     // And the server takes TLS only: what connected above was encrypted.
     let out = add("clear", &base("127.0.0.1", "?sslmode=disable"));
     assert_eq!(out.code, Some(3), "{out:#?}");

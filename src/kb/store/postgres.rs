@@ -54,24 +54,37 @@ pub(crate) struct Postgres {
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
-/// parameter).
+/// parameter). The client library takes everything before the URL's first `@` as the user
+/// and password, even a `/` or `?` in them, and reads parameter names percent-decoded: what it
+/// could take for the password is left out, so the user part ends at the last `@` (a `@` in a
+/// parameter hides the host too, never a password).
 pub(crate) fn redact(url: &str) -> String {
     let mut out = url.to_owned();
     if let Some(scheme_end) = out.find("://") {
         let rest_start = scheme_end + 3;
-        let authority_end = out[rest_start..]
-            .find(['/', '?'])
-            .map_or(out.len(), |i| rest_start + i);
-        if let Some(at) = out[rest_start..authority_end].rfind('@') {
-            let userinfo = &out[rest_start..rest_start + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(rest_start + colon..rest_start + at, ":***");
-            }
+        if let Some(at) = out[rest_start..].rfind('@')
+            && let Some(colon) = out[rest_start..rest_start + at].find(':')
+        {
+            out.replace_range(rest_start + colon..rest_start + at, ":***");
         }
     }
-    // `?password=…` or `&password=…`
-    let mut result = String::with_capacity(out.len());
-    let mut rest = out.as_str();
+    // `?password=…` or `&password=…` (the name may be percent-encoded), and `password=…`
+    // after a space.
+    let (head, query) = match out.find('?') {
+        Some(q) => (&out[..=q], &out[q + 1..]),
+        None => (out.as_str(), ""),
+    };
+    let query = query
+        .split('&')
+        .map(|part| match part.split_once('=') {
+            Some((k, _)) if percent_decode(k).trim() == "password" => format!("{k}=***"),
+            _ => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    let joined = format!("{head}{query}");
+    let mut result = String::with_capacity(joined.len());
+    let mut rest = joined.as_str();
     while let Some(i) = rest.find("password=") {
         let before = &rest[..i];
         let boundary = before.is_empty() || before.ends_with(['?', '&', ' ']);
@@ -194,6 +207,55 @@ fn classify(e: &postgres::Error) -> Kind {
         Kind::Unreachable
     } else {
         Kind::Bug
+    }
+}
+
+/// Connect as `config` says, within its connect timeout for each host as libpq counts it:
+/// until the server has signed the client in, not only until it took the connection (a
+/// server that never answers, or something else on its port that waits for another
+/// protocol, would hold `ai` forever). Ctrl+C or a termination signal ends the wait.
+fn connect_within(
+    config: &postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+    place: &str,
+    name: &str,
+) -> Result<std::result::Result<Client, postgres::Error>> {
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(Duration::from_secs(10))
+        * u32::try_from(config.get_hosts().len().max(1)).unwrap_or(1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = config.clone();
+    // Left to itself when it does not answer in time: its socket closes with the process,
+    // or when the server lets go.
+    std::thread::Builder::new()
+        .name("pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(tls));
+        })
+        .map_err(|e| Error::backend(format!("cannot start a thread to connect: {e}")))?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(r) => return Ok(r),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::backend(format!(
+                    "cannot reach the server of knowledge base {name} ({place}): the connection ended"
+                )));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if crate::signal::interrupted() {
+            return Err(Error::Interrupted);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::backend(format!(
+                "cannot reach the server of knowledge base {name} ({place}): it took the connection but did not answer as PostgreSQL within {} s",
+                limit.as_secs()
+            ))
+            .hint("check that the URL names a PostgreSQL server's host and port, and that the server is not overloaded (connect_timeout=SECONDS in the URL waits longer)"));
+        }
     }
 }
 
@@ -552,9 +614,15 @@ impl Postgres {
                 }
             }
         }
-        let client = config.connect(tls(name, &check)?).map_err(|e| {
+        let client = connect_within(&config, tls(name, &check)?, &place, name)?.map_err(|e| {
             let kind = classify(&e);
             let why = detail(&e);
+            if why.contains("server does not support TLS") {
+                return Error::config(format!(
+                    "the server of knowledge base {name} ({place}) does not offer TLS, which its sslmode asks for"
+                ))
+                .hint("turn TLS on at the server (ssl = on), or leave sslmode out of the URL (prefer: encrypted when the server offers it)");
+            }
             if why.contains("invalid peer certificate") {
                 let e = Error::config(format!(
                     "the server of knowledge base {name} ({place}) did not prove who it is: {why}"
@@ -1687,6 +1755,36 @@ mod tests {
         );
         assert_eq!(redact("postgres://db/team"), "postgres://db/team");
         assert_eq!(redact("postgresql://a:b:c@h/d"), "postgresql://a:***@h/d");
+    }
+
+    #[test]
+    fn passwords_with_url_characters_or_encoded_names_never_show() {
+        // The client takes all before the first `@` as user and password: a `/`, `?` or `@`
+        // in the password is still the password.
+        for (url, shown) in [
+            ("postgres://u:pa/ss@h:1/db", "postgres://u:***@h:1/db"),
+            ("postgres://u:pa?ss@h:1/db", "postgres://u:***@h:1/db"),
+            ("postgres://u:pw@ss@h:1/db", "postgres://u:***@h:1/db"),
+            (
+                "postgres://u:a/b?c=d@h/db?sslmode=require",
+                "postgres://u:***@h/db?sslmode=require",
+            ),
+            (
+                "postgres://h/db?pass%77ord=s3cret&sslmode=require",
+                "postgres://h/db?pass%77ord=***&sslmode=require",
+            ),
+            (
+                "postgres://h/db?%70assword=s3cret",
+                "postgres://h/db?%70assword=***",
+            ),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+            let config: postgres::Config = url.parse().expect(url);
+            if let Some(p) = config.get_password() {
+                let p = String::from_utf8_lossy(p);
+                assert!(!redact(url).contains(p.as_ref()), "{url}");
+            }
+        }
     }
 
     #[test]
