@@ -209,7 +209,7 @@ fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again(
     assert_eq!(
         pg.psql(
             &db,
-            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'ai_kb_copy%'"
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'ai_kbcopy%'"
         ),
         "0"
     );
