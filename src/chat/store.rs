@@ -206,8 +206,13 @@ impl Store {
     pub(crate) fn kept_path(&self, id: &str, name: &str) -> Option<PathBuf> {
         let plain =
             !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
-        let path = self.files_dir(id).join(name);
-        (plain && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())).then_some(path)
+        // The chat's folder itself a link (to anywhere) is no folder of kept copies either.
+        let dir = self.files_dir(id);
+        let path = dir.join(name);
+        (plain
+            && fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir())
+            && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()))
+        .then_some(path)
     }
 
     /// Delete a chat, waiting for a turn in progress to finish first.

@@ -207,19 +207,42 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
     let looked_up: Vec<Vec<String>> = terms.iter().map(|t| variants(t, stems)).collect();
     // Document frequencies of the words (of a term's commonest stem), and of the terms as
     // typed (whether to look for them inside longer words).
-    let doc_count =
-        |word: &str| -> Result<u64> { Ok(ix.doc_freq(&super::store::strip_marks(word))?) };
-    let mut df = Vec::with_capacity(terms.len());
-    for (t, vs) in terms.iter().zip(&looked_up) {
-        let mut d = 0;
-        for v in vs {
-            d = d.max(doc_count(v)?);
+    // All of them at once (one round trip to a server), each word once. Counts stop where no
+    // decision below changes any more: a word in more than a `COMMON`th of the passages, and
+    // in more than `FEW` and `RARE`, is neither telling nor rare, however common it is.
+    let mut words: Vec<String> = Vec::new();
+    let mut counted = |w: &str| {
+        let w = super::store::strip_marks(w);
+        match words.iter().position(|x| *x == w) {
+            Some(i) => i,
+            None => {
+                words.push(w);
+                words.len() - 1
+            }
         }
-        if !vs.iter().any(|v| v == t) {
-            d = d.max(doc_count(t)?);
-        }
-        df.push(d);
-    }
+    };
+    let slots: Vec<Vec<usize>> = terms
+        .iter()
+        .zip(&looked_up)
+        .map(|(t, vs)| {
+            let mut s: Vec<usize> = vs.iter().map(|v| counted(v)).collect();
+            if !vs.iter().any(|v| v == t) {
+                s.push(counted(t));
+            }
+            s
+        })
+        .collect();
+    let cap = (total / COMMON).max(FEW).max(RARE) + 1;
+    let counts = ix.doc_freqs(&words, cap)?;
+    let df: Vec<u64> = slots
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|&i| counts.get(i).copied().unwrap_or(0).min(cap))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     // The rarest telling terms, at most MAX_WORDS of them, in the query's order.
     let mut by_rarity: Vec<usize> = (0..terms.len())
         .filter(|&i| df[i] * COMMON <= total || df[i] <= FEW)
@@ -263,9 +286,12 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
 /// A term searched inside longer words counts when it is in fewer passages than this.
 const SUBSTRING_CAP: usize = 500;
 
-/// Whether `query` matches fewer than `cap` passages (stops counting at `cap`).
-fn matches_fewer(ix: &Index, table: Table, query: &str, cap: usize) -> Result<bool> {
-    Ok(ix.matches_fewer(table, query, cap)?)
+/// Whether each query matches fewer than `cap` passages (stops counting at `cap`).
+fn matches_fewer(ix: &Index, table: Table, queries: &[String], cap: usize) -> Result<Vec<bool>> {
+    if queries.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(ix.matches_fewer_each(table, queries, cap)?)
 }
 
 /// Chunk IDs best first with their BM25 scores (higher is better), title, aliases and heading
@@ -327,14 +353,17 @@ pub(crate) fn search(
     }
     // Inside longer words, only what is found in few passages: a substring found everywhere
     // (`work` in "network") ranks nothing and would make BM25 score every passage.
-    let mut inside = Vec::with_capacity(grams.len());
-    for t in grams {
-        if let Some(q) = fts_query(std::slice::from_ref(&t), 3)
-            && matches_fewer(ix, Table::Grams, &q, SUBSTRING_CAP)?
-        {
-            inside.push(t);
-        }
-    }
+    let asked: Vec<(String, String)> = grams
+        .into_iter()
+        .filter_map(|t| fts_query(std::slice::from_ref(&t), 3).map(|q| (t, q)))
+        .collect();
+    let queries: Vec<String> = asked.iter().map(|(_, q)| q.clone()).collect();
+    let fewer = matches_fewer(ix, Table::Grams, &queries, SUBSTRING_CAP)?;
+    let inside: Vec<String> = asked
+        .into_iter()
+        .zip(fewer)
+        .filter_map(|((t, _), few)| few.then_some(t))
+        .collect();
     // Parts of words are evidence of their own only when no whole word was found: as
     // closeness, they count half beside words.
     let grams_share = if has_words { 0.5 } else { 1.0 };
@@ -397,12 +426,24 @@ pub(crate) fn search(
     }
     let mut hits: Vec<Hit> = Vec::with_capacity(k.min(64));
     let mut notes_taken = std::collections::HashSet::new();
-    for (c, score) in ranked {
+    // The passages' rows a page at a time (one round trip to a server): the first `k` are
+    // usually enough, unless several are of one note.
+    let mut page = 0;
+    let mut rows: Vec<Option<super::store::Passage>> = Vec::new();
+    for (i, &(c, score)) in ranked.iter().enumerate() {
         if hits.len() >= k {
             break;
         }
+        if i >= page {
+            let next = ranked.len().min(i + (k - hits.len()).max(8));
+            let cs: Vec<i64> = ranked[i..next].iter().map(|r| r.0).collect();
+            rows = ix.passages_by(&cs)?;
+            rows.reverse();
+            page = next;
+        }
+        let row = rows.pop().flatten();
         // None: a passage removed by a sync since the lists were read.
-        if let Some(p) = ix.passage(c)?
+        if let Some(p) = row
             && notes_taken.insert(p.n)
         {
             hits.push(Hit {

@@ -324,8 +324,26 @@ pub(crate) trait Store {
     // Search.
     /// In how many passages the words table has `word` (as indexed).
     fn doc_freq(&self, word: &str) -> StoreResult<u64>;
+    /// [`Store::doc_freq`] of several words, in their order, in one round trip on a store with
+    /// a server. A count may stop at `cap` (what is at least `cap` is then `cap`).
+    fn doc_freqs(&self, words: &[String], cap: u64) -> StoreResult<Vec<u64>> {
+        let _ = cap;
+        words.iter().map(|w| self.doc_freq(w)).collect()
+    }
     /// Whether `query` matches fewer than `cap` passages of `table`.
     fn matches_fewer(&self, table: Table, query: &str, cap: usize) -> StoreResult<bool>;
+    /// [`Store::matches_fewer`] of several queries, in their order.
+    fn matches_fewer_each(
+        &self,
+        table: Table,
+        queries: &[String],
+        cap: usize,
+    ) -> StoreResult<Vec<bool>> {
+        queries
+            .iter()
+            .map(|q| self.matches_fewer(table, q, cap))
+            .collect()
+    }
     /// Passages best first with their BM25 scores (higher is better), columns weighed by
     /// `weights`.
     fn keyword(
@@ -339,6 +357,10 @@ pub(crate) trait Store {
     fn nearest(&self, query: &[f32], top: usize) -> StoreResult<Vec<(i64, f32)>>;
     /// Passage `c` with its note; `None` when a sync removed it since.
     fn passage(&self, c: i64) -> StoreResult<Option<Passage>>;
+    /// [`Store::passage`] of several passages, in their order.
+    fn passages_by(&self, cs: &[i64]) -> StoreResult<Vec<Option<Passage>>> {
+        cs.iter().map(|c| self.passage(*c)).collect()
+    }
 
     // Notes by name.
     /// The note `name` names (ID, path, or as a `[[wikilink]]` names it).

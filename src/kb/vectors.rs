@@ -99,7 +99,13 @@ fn read_head(f: &File) -> Head {
 /// change was made by a version that notes what it writes in `vector_log`: a generation that
 /// an earlier version made has no such mark, and the side file is then written anew.
 pub(crate) fn bump(index: &Index) -> Result<()> {
-    let next = (generation(index)? + 1).to_string();
+    // The first generation of an index is drawn at random, not 1: a side file of another base
+    // (copied in its place, restored from a backup) has another generation, and is not used.
+    let next = match index.meta("vectors")?.and_then(|v| v.parse::<u64>().ok()) {
+        Some(g) => g.wrapping_add(1),
+        None => rand::random::<u64>() >> 1,
+    }
+    .to_string();
     index.set_meta("vectors", Some(&next))?;
     index.set_meta("vectors_logged", Some(&next))
 }
@@ -612,6 +618,33 @@ mod tests {
     /// The nearest chunk to axis `i`, through the side file only (None: it was not used).
     fn via_side_file(ix: &Index, i: usize) -> Option<Vec<i64>> {
         scan_side_file(ix, &axis(i), 1).unwrap()
+    }
+
+    #[test]
+    fn a_side_file_of_another_base_is_not_used() {
+        // Two bases written alike (as many vectors, as many commits), with other vectors.
+        let (a, b) = (index(), index());
+        let mine: Vec<i64> = (0..40)
+            .map(|i| put(&a.ix, &format!("n{i}"), &axis(i)))
+            .collect();
+        for i in 0..40 {
+            put(&b.ix, &format!("n{i}"), &axis(39 - i));
+        }
+        update(&a.ix, DIMS).unwrap();
+        update(&b.ix, DIMS).unwrap();
+        assert_eq!(via_side_file(&a.ix, 0).map(|c| c.len()), Some(1));
+        // B's file put in the place of A's: passed over, A's own vectors answer.
+        std::fs::copy(vectors_file(&b.ix.path), vectors_file(&a.ix.path)).unwrap();
+        assert_eq!(via_side_file(&a.ix, 0), None);
+        for i in [0, 17, 39] {
+            assert_eq!(nearest(&a.ix, &axis(i), 1).unwrap()[0].0, mine[i], "{i}");
+        }
+        // The next sync writes A's file anew.
+        assert_eq!(
+            update(&a.ix, DIMS).unwrap(),
+            Update::Rewritten { old: false }
+        );
+        assert_eq!(via_side_file(&a.ix, 5), Some(vec![mine[5]]));
     }
 
     #[test]

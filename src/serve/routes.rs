@@ -223,6 +223,7 @@ fn api(conn: Conn, head: &Head, segments: &[&str], shared: &Shared) {
 /// is, never sniffed into anything else by the browser.
 fn kept_file(conn: Conn, id: &str, name: &str, shared: &Shared) {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let Some(path) = shared.store.as_ref().and_then(|s| s.kept_path(id, name)) else {
         return fail(
             conn,
@@ -232,7 +233,11 @@ fn kept_file(conn: Conn, id: &str, name: &str, shared: &Shared) {
         );
     };
     let mut bytes = Vec::new();
-    let read = std::fs::File::open(&path)
+    // Not through a link or a FIFO put there since it was looked at.
+    let read = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
         .and_then(|f| f.take(crate::attach::MAX_READ + 1).read_to_end(&mut bytes));
     if read.is_err() || bytes.len() as u64 > crate::attach::MAX_READ {
         return fail(conn, 500, "the kept copy cannot be read", None);
@@ -254,11 +259,8 @@ fn kept_file(conn: Conn, id: &str, name: &str, shared: &Shared) {
         200,
         content_type,
         &bytes,
-        &[
-            ("Content-Disposition", &disposition),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Cache-Control", "private, no-store"),
-        ],
+        // `nosniff`, `no-store` and the CSP come with every answer (http::status_line).
+        &[("Content-Disposition", &disposition)],
     );
 }
 

@@ -738,10 +738,9 @@ fn serve_opens_a_kept_copy_through_its_signed_link() {
         a.header("content-disposition"),
         Some(format!("inline; filename=\"{kept}\""))
     );
-    assert_eq!(
-        a.header("x-content-type-options").as_deref(),
-        Some("nosniff")
-    );
+    // Each security header once, as every answer of the server carries it.
+    assert_eq!(a.headers("x-content-type-options"), ["nosniff"]);
+    assert_eq!(a.headers("cache-control"), ["no-store"]);
     assert_eq!(a.header("content-length"), Some(png().len().to_string()));
     assert_eq!(a.body, String::from_utf8_lossy(&png()));
     // Without the signature, or with this signature on another path: refused.
@@ -784,6 +783,19 @@ fn serve_opens_a_kept_copy_through_its_signed_link() {
         "{:?}",
         a.head
     );
+    // A chat's folder of kept copies that is a link out of the chats folder: not followed.
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("secret.png"), png()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, env.home.join("chats/linked1.files")).unwrap();
+    let (status, body) = http(
+        s.port,
+        "GET",
+        "/chats/linked1/files/secret.png",
+        Some(TOKEN),
+        b"",
+    );
+    assert_eq!(status, 404, "{body}");
     // In the page: the attachment line has an "open" link to the signed URL.
     let Some(browser) = crate::support::webdriver::Browser::start() else {
         return;

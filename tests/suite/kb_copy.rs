@@ -209,7 +209,7 @@ fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again(
     assert_eq!(
         pg.psql(
             &db,
-            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'ai_kb_copy%'"
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'ai_kbcopy%'"
         ),
         "0"
     );
@@ -391,4 +391,45 @@ fn a_copy_to_postgres_killed_before_its_commit_leaves_no_half_base() {
     // Run again, it finishes: no --force needed, nothing of the killed one is in the way.
     env.run(&["kb", "copy", "team", "--to", &url]).success();
     assert_eq!(found(&search(&env, "green tea")), found(&hits));
+}
+
+/// A port that takes connections (the kernel completes them) and never answers.
+fn silent_port() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = l.local_addr().expect("its address").port();
+    (l, port)
+}
+
+#[test]
+fn a_copy_to_a_port_that_never_answers_as_postgresql_ends_with_an_error_not_a_hang() {
+    if kb_store::sqlite_only("a copy test puts its bases on each store itself") {
+        return;
+    }
+    let env = Env::new();
+    let dir = notes(&env);
+    env.run(&["kb", "add", "team", dir.to_str().expect("UTF-8")])
+        .success();
+    // The connect timeout counts until the server signed the client in, as libpq's does.
+    let (_silent, port) = silent_port();
+    let url = format!("postgres://ann:hun/ter2@127.0.0.1:{port}/team?connect_timeout=1");
+    let out = env.run(&["kb", "copy", "team", "--to", &url]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.error().contains("did not answer"), "{out:#?}");
+    assert!(out.stderr.contains("connect_timeout"), "{out:#?}");
+    assert!(!out.stderr.contains("ter2"), "{out:#?}");
+    assert!(env.config()["kb"]["bases"]["team"].get("store").is_none());
+
+    // Without a timeout in the URL (10 s), a termination signal ends the wait at once, and
+    // the base is where it was.
+    let (silent, port) = silent_port();
+    let url = format!("postgres://ann:hunter2@127.0.0.1:{port}/team");
+    let copy = env.spawn(&["kb", "copy", "team", "--to", &url]);
+    let (_conn, _) = silent.accept().expect("the copy connects");
+    signal(copy.pid(), libc::SIGTERM);
+    let out = copy.wait();
+    assert_eq!(out.code, Some(143), "{out:#?}");
+    assert!(out.stderr.contains("nothing was changed"), "{out:#?}");
+    assert!(!out.stderr.contains("hunter2"), "{out:#?}");
+    assert!(env.config()["kb"]["bases"]["team"].get("store").is_none());
+    env.run(&["kb", "search", "team", "tea"]).success();
 }

@@ -573,8 +573,123 @@ fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says(
         ),
     );
     refused("missing_file", &url, "cannot use sslrootcert");
+    // A server without TLS, asked for it: refused as such, not as a server that is down.
+    let url = format!(
+        "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{db}?sslmode=require",
+        pg.port
+    );
+    let out = refused("no_tls", &url, "does not offer TLS");
+    assert!(out.stderr.contains("sslmode"), "{out:#?}");
     // And the server takes TLS only: what connected above was encrypted.
     let out = add("clear", &base("127.0.0.1", "?sslmode=disable"));
     assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.error().contains("no encryption"), "{out:#?}");
+    // With ~/.postgresql/root.crt, `require` checks the server against it, as libpq does; the
+    // default (`prefer`) still does not.
+    let root = env.root.join(".postgresql/root.crt");
+    std::fs::create_dir_all(root.parent().unwrap()).unwrap();
+    std::fs::copy(&other, &root).unwrap();
+    let out = refused(
+        "home_other",
+        &base("127.0.0.1", "?sslmode=require"),
+        "did not prove who it is",
+    );
+    assert!(out.error().contains("UnknownIssuer"), "{out:#?}");
+    add("home_prefer", &base("127.0.0.1", "")).success();
+    std::fs::copy(&ca, &root).unwrap();
+    add("home_ca", &base("localhost", "?sslmode=require")).success();
+}
+
+#[test]
+fn two_long_base_names_alike_in_their_first_63_bytes_keep_their_own_tables() {
+    // PostgreSQL keeps 63 bytes of a name and cuts the rest silently: `ai_kb_` and a 64-byte
+    // base name would have put these two bases in one schema.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let url = pg.url(&db);
+    let long = |end: char| format!("{}{end}", "x".repeat(63));
+    let (a, b) = (long('a'), long('b'));
+    let dir_a = env
+        .project_file("a/walrus.md", "# Walrus\n\nThe walrus naps on the ice.\n")
+        .parent()
+        .expect("a folder")
+        .to_owned();
+    let dir_b = env
+        .project_file("b/heron.md", "# Heron\n\nThe heron waits in the reeds.\n")
+        .parent()
+        .expect("a folder")
+        .to_owned();
+    for (name, dir) in [(&a, &dir_a), (&b, &dir_b)] {
+        env.run(&["kb", "add", name, dir.to_str().unwrap(), "--store", &url])
+            .success();
+        env.run(&["kb", "sync", name]).success();
+    }
+    let paths = |name: &str, query: &str| -> Vec<String> {
+        search(&env, name, query)
+            .iter()
+            .map(|h| h["path"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(paths(&a, "walrus"), ["walrus.md"]);
+    assert!(paths(&a, "heron").is_empty());
+    assert_eq!(paths(&b, "heron"), ["heron.md"]);
+    // A rebuild of one (made beside it, in `ai_kbnew_…`) leaves the other as it was.
+    env.run(&["kb", "sync", "--full", &a]).success();
+    assert_eq!(paths(&b, "heron"), ["heron.md"]);
+    assert!(paths(&b, "walrus").is_empty());
+    assert_eq!(paths(&a, "walrus"), ["walrus.md"]);
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'ai\\_kb\\_%'"
+        ),
+        "2"
+    );
+}
+
+#[test]
+fn common_words_are_looked_for_in_titles_and_headings_alike_on_both_stores() {
+    // "tea" is in every note (a common word): it is looked for in titles, aliases and headings
+    // only, which PostgreSQL finds through the `heads` column, or without it in a base made
+    // before it (its next sync adds it).
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    for i in 0..36 {
+        env.project_file(
+            &format!("many/n{i:02}.md"),
+            format!("# Note {i}\n\nWe drink tea every day, number {i}.\n"),
+        );
+    }
+    env.project_file("many/tea.md", "# Tea\n\nGreen tea, steeped.\n");
+    env.project_file(
+        "many/brew.md",
+        "# Brewing\n\nIntro.\n\n## Tea\n\nHot water and tea.\n",
+    );
+    let dir = env.project.join("many");
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    env.run(&["kb", "add", "team", dir, "--store", &pg.url(&db)])
+        .success();
+    let same = |env: &Env| {
+        let (a, b) = (search(env, "local", "tea"), search(env, "team", "tea"));
+        assert_eq!(found(&a), found(&b));
+        let paths: Vec<&str> = b.iter().map(|h| h["path"].as_str().unwrap()).collect();
+        assert_eq!(paths[0], "tea.md", "{b:?}");
+        assert!(!paths.iter().any(|p| p.starts_with('n')), "{b:?}");
+    };
+    same(&env);
+    let heads = "SELECT count(*) FROM pg_attribute
+                 WHERE attrelid = 'ai_kb_team.chunks'::regclass AND attname = 'heads' AND NOT attisdropped";
+    assert_eq!(pg.psql(&db, heads), "1");
+    pg.psql(&db, "ALTER TABLE ai_kb_team.chunks DROP COLUMN heads");
+    same(&env);
+    env.run(&["kb", "sync", "team"]).success();
+    assert_eq!(pg.psql(&db, heads), "1");
+    same(&env);
 }

@@ -87,12 +87,21 @@ pub struct Answer {
 impl Answer {
     /// A header's value (names compare case-insensitively).
     pub fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().skip(1).find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_owned())
-        })
+        self.headers(name).into_iter().next()
+    }
+
+    /// Every value of a header, in the order sent (a header sent twice shows here).
+    pub fn headers(&self, name: &str) -> Vec<String> {
+        self.head
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.trim()
+                    .eq_ignore_ascii_case(name)
+                    .then(|| v.trim().to_owned())
+            })
+            .collect()
     }
 
     pub fn json(&self) -> serde_json::Value {

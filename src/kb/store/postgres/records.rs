@@ -5,7 +5,7 @@
 use postgres::types::ToSql;
 
 use super::super::{Keywords, LinkRecord, NoteRecord, PassageRecord, Records, StoreResult};
-use super::{LINKS_UNREAD, Postgres, SCHEMA, TABLES, UNACCENT, quote_ident};
+use super::{HEADS, LINKS_UNREAD, Postgres, SCHEMA, TABLES, UNACCENT, quote_ident};
 use crate::error::{Error, Result};
 
 impl Postgres {
@@ -36,6 +36,7 @@ impl Postgres {
             "CREATE SCHEMA {staging};
              SET search_path = {staging}, public;
              {TABLES}
+             {HEADS}
              {LINKS_UNREAD}
              INSERT INTO meta VALUES ('schema', '{SCHEMA}');",
             staging = pg.staging()?
@@ -55,7 +56,8 @@ impl Postgres {
             .row("SELECT pg_backend_pid()", &[])?
             .map_or(Ok(0), |r| r.try_get(0))
             .map_err(|e| self.err(&e))?;
-        Ok(quote_ident(&format!("ai_kb_copy_{pid}")))
+        // Not `ai_kb_…`: no base's schema (a base named `copy_123` has `ai_kb_copy_123`).
+        Ok(quote_ident(&format!("ai_kbcopy_{pid}")))
     }
 
     /// Whether the server holds knowledge base `name` (its tables, committed).
