@@ -1092,23 +1092,28 @@ mod tests {
         assert!(ix.keywords_current().unwrap());
     }
 
-    #[test]
-    fn compacting_gives_back_freed_pages_and_enlarges_small_ones() {
-        let (_t, h) = home();
-        let path = file(&h, "notes");
-        std::fs::create_dir_all(dir(&h)).unwrap();
+    /// An index with one note, in a file with small (4 KiB) pages as versions before wrote it.
+    fn small_paged_index(h: &Home) -> (PathBuf, Sqlite) {
+        let path = file(h, "notes");
+        std::fs::create_dir_all(dir(h)).unwrap();
         {
-            // An index as versions before wrote it: 4 KiB pages.
             let c = Connection::open(&path).unwrap();
             c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
                 .unwrap();
         }
-        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        let ix = Sqlite::open(h, "notes", path.clone(), true).unwrap();
         assert_eq!(ix.count("PRAGMA page_size").unwrap(), 4096);
-        let text = "lorem ipsum dolor sit amet ".repeat(200);
         ix.conn
             .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
             .unwrap();
+        (path, ix)
+    }
+
+    #[test]
+    fn compacting_gives_back_freed_pages_and_enlarges_small_ones() {
+        let (_t, h) = home();
+        let (_path, ix) = small_paged_index(&h);
+        let text = "lorem ipsum dolor sit amet ".repeat(200);
         for c in 1..=200 {
             ix.conn
                 .execute(
@@ -1199,18 +1204,8 @@ mod tests {
     #[test]
     fn the_sync_after_a_keyword_migration_compacts_even_on_another_connection() {
         let (_t, h) = home();
-        let path = file(&h, "notes");
-        std::fs::create_dir_all(dir(&h)).unwrap();
-        {
-            let c = Connection::open(&path).unwrap();
-            c.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
-                .unwrap();
-        }
-        let ix = Sqlite::open(&h, "notes", path.clone(), true).unwrap();
+        let (path, ix) = small_paged_index(&h);
         let text = "lorem ipsum dolor sit amet consectetur ".repeat(100);
-        ix.conn
-            .execute("INSERT INTO notes (n, id, path, title, hash, size, mtime) VALUES (1, 'a', 'a.md', 'A', 'h', 1, 1)", [])
-            .unwrap();
         for c in 1..=300 {
             // Passages that stay, and keywords that are indexed again.
             ix.conn
