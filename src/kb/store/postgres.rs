@@ -49,8 +49,9 @@ pub(crate) struct Postgres {
     rebuilding: std::cell::Cell<bool>,
     /// Whether the base's passages have the `heads` column ([`HEADS`]).
     heads: std::cell::Cell<bool>,
-    /// Whether this session wrote passages (a sync then tidies the table at its end).
-    wrote: std::cell::Cell<bool>,
+    /// How many passage rows this session wrote (a sync that wrote many tidies the table at
+    /// its end; see `finish_sync`).
+    wrote: std::cell::Cell<usize>,
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
@@ -570,7 +571,16 @@ CREATE TABLE unread (
 );
 ";
 
+/// How many passage rows a sync writes before it tidies the table at its end (`finish_sync`):
+/// a first sync or a large change, not an edit of a few notes.
+const VACUUM_AFTER: usize = 1_000;
+
 impl Postgres {
+    /// Count passage rows written, for `finish_sync`.
+    fn touched(&self, rows: usize) {
+        self.wrote.set(self.wrote.get().saturating_add(rows));
+    }
+
     /// Connect to the server at `url` and open (with `create`, make) the tables of `name`.
     pub(crate) fn open(name: &str, url: &str, create: bool) -> Result<Postgres> {
         let pg = Postgres::connect(name, url)?;
@@ -651,7 +661,7 @@ impl Postgres {
             statements: RefCell::new(HashMap::new()),
             rebuilding: std::cell::Cell::new(false),
             heads: std::cell::Cell::new(false),
-            wrote: std::cell::Cell::new(false),
+            wrote: std::cell::Cell::new(0),
         })
     }
 
@@ -1279,7 +1289,7 @@ impl Store for Postgres {
     }
 
     fn delete_passages(&self, n: i64) -> StoreResult<bool> {
-        self.wrote.set(true);
+        self.touched(1);
         let r = self.row(
             "WITH gone AS (DELETE FROM chunks WHERE note = $1 RETURNING vector IS NOT NULL AS v)
              SELECT coalesce(bool_or(v), false) FROM gone",
@@ -1303,7 +1313,7 @@ impl Store for Postgres {
     }
 
     fn index_keywords(&self, c: i64, k: &Keywords) -> StoreResult<()> {
-        self.wrote.set(true);
+        self.touched(1);
         self.execute(
             &format!(
                 "UPDATE chunks SET words =
@@ -1330,7 +1340,7 @@ impl Store for Postgres {
     }
 
     fn unindex(&self, c: i64) -> StoreResult<()> {
-        self.wrote.set(true);
+        self.touched(1);
         self.execute(
             "UPDATE chunks SET words = NULL, gram_title = '', gram_heading = '', gram_text = '' WHERE c = $1",
             &[&c],
@@ -1374,7 +1384,7 @@ impl Store for Postgres {
     }
 
     fn set_vector(&self, c: i64, v: &[f32]) -> StoreResult<()> {
-        self.wrote.set(true);
+        self.touched(1);
         self.size_vectors(v.len())?;
         let v = pgvector::Vector::from(v.to_vec());
         self.execute("UPDATE chunks SET vector = $2 WHERE c = $1", &[&c, &v])
@@ -1382,7 +1392,7 @@ impl Store for Postgres {
     }
 
     fn set_vectors(&self, rows: &[(i64, Vec<f32>)]) -> StoreResult<()> {
-        self.wrote.set(true);
+        self.touched(rows.len());
         self.set_vectors_at_once(rows)
     }
 
@@ -1391,17 +1401,19 @@ impl Store for Postgres {
     }
 
     fn insert_passages(&self, n: i64, rows: &[(PassageRow<'_>, Keywords)]) -> StoreResult<()> {
-        self.wrote.set(true);
+        self.touched(rows.len());
         self.insert_passages_at_once(n, rows)
     }
 
     fn finish_sync(&self, _dims: usize) -> StoreResult<Option<String>> {
-        // After writing passages: their pages marked all-visible and the GIN indexes' pending
-        // lists merged, as autovacuum would later. Searches right after the sync then count
-        // words from the indexes without visiting every row (a search of three common words
-        // over 10,000 notes: 700 → 280 ms). Not in a transaction; skipped with a warning by
-        // the server for a user who does not own the table.
-        if self.wrote.replace(false) {
+        // After writing many passages: their pages marked all-visible and the GIN indexes'
+        // pending lists merged, as autovacuum would later. Searches right after the sync then
+        // count words from the indexes without visiting every row (a search of three common
+        // words over 10,000 notes: 700 → 280 ms). It reads the whole table (2.6 s at 10,000
+        // notes), so a sync of a few edited notes leaves it to autovacuum. Not in a
+        // transaction; skipped with a warning by the server for a user who does not own the
+        // table.
+        if self.wrote.replace(0) >= VACUUM_AFTER {
             self.exec("VACUUM (ANALYZE) chunks")?;
         }
         Ok(None)
