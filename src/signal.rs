@@ -24,6 +24,10 @@ static STATE: State = State::new();
 static CHILD_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// The write end of the pipe the handler writes signal numbers into.
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// Signals written to the pipe by the handler, and signals the listening thread has handled:
+/// while they differ, a signal is on its way to [`interrupted`] (see [`interrupted_now`]).
+static SENT: AtomicUsize = AtomicUsize::new(0);
+static HANDLED_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// The signal state: which signal came first, whether a second one has ended the process,
 /// and how many turns are saving. Kept in one value so that its rules can be tested on a
@@ -174,11 +178,17 @@ extern "C" fn on_signal(sig: libc::c_int) {
     unsafe {
         let errno = errno_location();
         let saved = *errno;
-        libc::write(
+        // Counted before the byte can be read (a lock-free atomic is async-signal-safe);
+        // taken back when the byte could not be written.
+        SENT.fetch_add(1, Ordering::SeqCst);
+        if libc::write(
             PIPE_WRITE.load(Ordering::Relaxed),
             (&byte as *const u8).cast(),
             1,
-        );
+        ) != 1
+        {
+            SENT.fetch_sub(1, Ordering::SeqCst);
+        }
         *errno = saved;
     }
 }
@@ -201,7 +211,10 @@ fn listen(read_fd: libc::c_int) {
         // SAFETY: reads one byte into a local.
         let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
         match n {
-            1 => handle(i32::from(byte)),
+            1 => {
+                handle(i32::from(byte));
+                HANDLED_COUNT.fetch_add(1, Ordering::SeqCst);
+            }
             0 => return,
             _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
             _ => return,
@@ -247,6 +260,20 @@ fn handle(sig: i32) {
 
 pub(crate) fn interrupted() -> bool {
     STATE.interrupted.load(Ordering::SeqCst)
+}
+
+/// [`interrupted`], once every signal already delivered to this process has been handled by
+/// the listening thread (at most 1 s). For a point of no return, such as the commit of a
+/// `kb copy`: a Ctrl+C whose handler ran while this thread waited on a server must stop it,
+/// even when the listening thread has not been scheduled yet on a busy machine.
+pub(crate) fn interrupted_now() -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(1);
+    while HANDLED_COUNT.load(Ordering::SeqCst) < SENT.load(Ordering::SeqCst)
+        && std::time::Instant::now() < until
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    interrupted()
 }
 
 /// A second signal was received: the process is ending with [`exit_code`].

@@ -143,9 +143,9 @@ pub(crate) fn run(
     Ok(copied)
 }
 
-/// Stop here when Ctrl+C came.
+/// Stop here when Ctrl+C came (also one still on its way to the signal thread).
 fn check_interrupt() -> Result<()> {
-    if signal::interrupted() {
+    if signal::interrupted_now() {
         Err(Error::Interrupted)
     } else {
         Ok(())
