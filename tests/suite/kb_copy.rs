@@ -86,16 +86,24 @@ fn sync_does_nothing(env: &Env, server: &Server) {
     assert_eq!(embedding::hits(server), before, "the sync embedded: {out}");
 }
 
-#[test]
-fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again() {
+/// The shared PostgreSQL server, a fresh database in it and its URL; `None` (the test is
+/// skipped) on the PostgreSQL pass, where a copy test would find its base already there, or
+/// when there is no server.
+fn server_for_copies() -> Option<(&'static postgres::Pg, String, String)> {
     if kb_store::sqlite_only("a copy test puts its bases on each store itself") {
-        return;
+        return None;
     }
-    let Some(pg) = postgres::shared() else {
-        return;
-    };
+    let pg = postgres::shared()?;
     let db = pg.database();
     let url = pg.url(&db);
+    Some((pg, db, url))
+}
+
+#[test]
+fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again() {
+    let Some((pg, db, url)) = server_for_copies() else {
+        return;
+    };
     let server = embedding::server();
     let env = Env::for_provider("openai", &server);
     let dir = notes(&env);
@@ -145,21 +153,7 @@ fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again(
         .json();
     assert_eq!(skipped["no_text"], 1, "{skipped}");
     // Vectors in a vector(64) column with its HNSW index, as a sync makes them.
-    assert_eq!(
-        pg.psql(
-            &db,
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
-             WHERE attrelid = 'ai_kb_team.chunks'::regclass AND attname = 'vector'"
-        ),
-        "vector(64)"
-    );
-    assert!(
-        pg.psql(
-            &db,
-            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'ai_kb_team'"
-        )
-        .contains("hnsw (vector vector_cosine_ops)")
-    );
+    pg.assert_vectors(&db, "team", 64);
     sync_does_nothing(&env, &server);
     // (which says when it ran)
     let stated = stats(&env);
@@ -283,14 +277,9 @@ fn wait_blocked(pg: &postgres::Pg, db: &str, event: &str) {
 
 #[test]
 fn a_copy_from_postgres_stopped_midway_leaves_the_base_where_it_was() {
-    if kb_store::sqlite_only("a copy test puts its bases on each store itself") {
-        return;
-    }
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, url)) = server_for_copies() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
     let env = Env::new();
     let dir = notes(&env);
     env.run(&[
@@ -341,14 +330,9 @@ fn a_copy_from_postgres_stopped_midway_leaves_the_base_where_it_was() {
 
 #[test]
 fn a_copy_to_postgres_killed_before_its_commit_leaves_no_half_base() {
-    if kb_store::sqlite_only("a copy test puts its bases on each store itself") {
-        return;
-    }
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, url)) = server_for_copies() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
     let server = embedding::server();
     let env = Env::for_provider("openai", &server);
     let dir = notes(&env);

@@ -224,21 +224,7 @@ fn hybrid_search_on_postgres_ranks_as_on_sqlite() {
         assert_eq!(found(&a), found(&b), "{q}");
     }
     // The vectors are in a vector(64) column with an HNSW index for cosine distance.
-    assert_eq!(
-        pg.psql(
-            &db,
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
-             WHERE attrelid = 'ai_kb_team.chunks'::regclass AND attname = 'vector'"
-        ),
-        "vector(64)"
-    );
-    assert!(
-        pg.psql(
-            &db,
-            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'ai_kb_team'"
-        )
-        .contains("hnsw (vector vector_cosine_ops)")
-    );
+    pg.assert_vectors(&db, "team", 64);
     let stats = env.run(&["kb", "stats", "team", "--json"]).success().json();
     assert_eq!(stats["embedded"], stats["chunks"], "{stats}");
     // A model that answers in another size is refused, and nothing is written.

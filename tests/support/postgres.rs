@@ -400,6 +400,28 @@ impl Pg {
         name
     }
 
+    /// Base `base` keeps its vectors in a `vector(dims)` column with an HNSW index for
+    /// cosine distance, as a sync makes them.
+    pub fn assert_vectors(&self, db: &str, base: &str, dims: usize) {
+        assert_eq!(
+            self.psql(
+                db,
+                &format!(
+                    "SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+                     WHERE attrelid = 'ai_kb_{base}.chunks'::regclass AND attname = 'vector'"
+                )
+            ),
+            format!("vector({dims})")
+        );
+        assert!(
+            self.psql(
+                db,
+                &format!("SELECT indexdef FROM pg_indexes WHERE schemaname = 'ai_kb_{base}'")
+            )
+            .contains("hnsw (vector vector_cosine_ops)")
+        );
+    }
+
     /// Run `sql` in `db`; its rows, `|`-separated, one a line.
     pub fn psql(&self, db: &str, sql: &str) -> String {
         let out = self.psql_command(db, sql).output().expect("psql");
