@@ -560,6 +560,14 @@ mod tests {
         Fixture { _t: t, ix }
     }
 
+    /// Notes `n0`… each with the unit vector of its number, synced into the side file.
+    fn synced_axes(ix: &Index, n: usize) {
+        for i in 0..n {
+            put(ix, &format!("n{i}"), &axis(i));
+        }
+        update(ix, DIMS).unwrap();
+    }
+
     /// Note `id` with one passage holding `v`, in a transaction of its own; its chunk ID.
     fn put(ix: &Index, id: &str, v: &[f32]) -> i64 {
         ix.begin().unwrap();
@@ -684,10 +692,7 @@ mod tests {
     fn records_of_passages_gone_are_cleared_out_past_a_fifth() {
         let f = index();
         let ix = &f.ix;
-        for i in 0..100 {
-            put(ix, &format!("n{i}"), &axis(i));
-        }
-        update(ix, DIMS).unwrap();
+        synced_axes(ix, 100);
         // Edits: each note written again (a new passage; the old one's record is dead).
         let mut rewritten = false;
         for round in 0..40 {
@@ -718,10 +723,7 @@ mod tests {
     fn an_append_killed_at_any_point_leaves_a_file_that_searches_right_and_is_mended() {
         let f = index();
         let ix = &f.ix;
-        for i in 0..5 {
-            put(ix, &format!("n{i}"), &axis(i));
-        }
-        update(ix, DIMS).unwrap();
+        synced_axes(ix, 5);
         let good = side(ix);
         let c = put(ix, "n5", &axis(5));
         // Killed with the new records part written, the header not yet changed: the file is of
@@ -767,10 +769,7 @@ mod tests {
     fn a_file_of_another_format_or_an_unlogged_change_is_written_anew() {
         let f = index();
         let ix = &f.ix;
-        for i in 0..3 {
-            put(ix, &format!("n{i}"), &axis(i));
-        }
-        update(ix, DIMS).unwrap();
+        synced_axes(ix, 3);
         // Format 1: never read, written anew with a notice.
         let mut old = side(ix);
         old[..8].copy_from_slice(MAGIC_1);
