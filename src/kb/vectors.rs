@@ -828,6 +828,72 @@ mod tests {
     }
 
     #[test]
+    fn an_index_of_f32s_is_converted_and_given_back_its_room_even_after_a_kill() {
+        const WIDE: usize = 256;
+        let wide = |i: usize| -> Vec<f32> {
+            let mut v: Vec<f32> = (0..WIDE)
+                .map(|k| {
+                    let mut h = (i * 1_000_003 + k) as u64;
+                    h ^= h >> 33;
+                    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+                    h ^= h >> 33;
+                    (h % 2001) as f32 - 1000.0
+                })
+                .collect();
+            normalize(&mut v);
+            v
+        };
+        let f = index();
+        let ix = &f.ix;
+        ix.set_meta("dimensions", Some(&WIDE.to_string())).unwrap();
+        let cs: Vec<i64> = (0..300)
+            .map(|i| put(ix, &format!("n{i}"), &wide(i)))
+            .collect();
+        update(ix, WIDE).unwrap();
+        // As the version before wrote it: f32s, schema 1.
+        for (i, c) in cs.iter().enumerate() {
+            let f32s: Vec<u8> = wide(i).iter().flat_map(|x| x.to_le_bytes()).collect();
+            ix.conn
+                .execute(
+                    "UPDATE chunks SET vector = ?2 WHERE c = ?1",
+                    params![c, f32s],
+                )
+                .unwrap();
+        }
+        ix.set_meta("schema", Some("1")).unwrap();
+        ix.conn.execute_batch("VACUUM").unwrap();
+        let bytes = |ix: &Index| {
+            ix.count("PRAGMA page_count").unwrap() * ix.count("PRAGMA page_size").unwrap()
+        };
+        let before = bytes(ix);
+        // Killed after the conversion's commit, before the sync's end: nothing lost, and the
+        // next sync gives the room back.
+        assert!(ix.migrate_vectors().unwrap());
+        let path = ix.path.clone();
+        let ix = Index::open(
+            &crate::config::Home {
+                dir: f._t.path().to_owned(),
+            },
+            "notes",
+            path,
+            false,
+        )
+        .unwrap();
+        assert!(!ix.migrate_vectors().unwrap(), "converted once");
+        assert_eq!(ix.meta("schema").unwrap().as_deref(), Some("2"));
+        assert_eq!(ix.finish_sync(WIDE).unwrap(), None);
+        let after = bytes(&ix);
+        let saved = (300 * (WIDE * 4 - (WIDE + 4))) as u64;
+        assert!(before - after >= saved * 3 / 4, "{before} -> {after}");
+        assert_eq!(ix.meta("compact").unwrap(), None);
+        for (i, c) in cs.iter().enumerate().step_by(37) {
+            let hit = nearest(&ix, &wide(i), 1).unwrap();
+            assert_eq!(hit[0].0, *c);
+            assert!((hit[0].1 - 1.0).abs() < 0.01, "{}", hit[0].1);
+        }
+    }
+
+    #[test]
     fn quantized_dot_ranks_like_exact() {
         let a = [0.6f32, 0.8, 0.0];
         let b = [0.8f32, 0.6, 0.0];

@@ -49,6 +49,8 @@ pub(crate) const KEYWORDS: &str = "2";
 /// folded text, "2": its distinct words of 4 or more characters). Like [`KEYWORDS`]: the next
 /// sync indexes the keywords again, keeping passages and vectors.
 const GRAMS: &str = "2";
+/// `meta.compact` when the index is to be rewritten whole (its vectors were converted).
+const VACUUM_DUE: &str = "vacuum";
 /// The page size of a new index, and of an older one once it is compacted.
 const PAGE_SIZE: u32 = 16384;
 
@@ -318,7 +320,7 @@ impl Sqlite {
                 }
             }
             c.execute_batch(&format!(
-                "INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('compact', '1')
+                "INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('compact', '{VACUUM_DUE}')
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
             ))?;
@@ -778,7 +780,8 @@ impl Store for Sqlite {
                 self.name
             ));
         }
-        if let Some((before, after)) = self.migrated.take() {
+        let migrated = self.migrated.take();
+        if let Some((before, after)) = migrated {
             let earlier = notice.take().map(|n| n + "\n").unwrap_or_default();
             notice = Some(format!(
                 "{earlier}ai: the vectors of knowledge base {} are stored in 8 bits now: {:.1} MB instead of {:.1} MB (nothing re-embedded)",
@@ -795,6 +798,14 @@ impl Store for Sqlite {
         // the keyword tables were emptied to be indexed again (by this sync or one that died),
         // so the pages they had are free and the new ones spread over them; or the index was
         // compacted while another process had it open, and its pages are still small.
+        // Vectors converted to 8 bits leave their rows' pages three-quarters empty, not free:
+        // only a VACUUM gives the room back.
+        // (`meta.compact` = "vacuum" until it is done: a sync that dies first leaves it to the next.)
+        if (migrated.is_some() || self.meta("compact")?.as_deref() == Some(VACUUM_DUE))
+            && self.conn.execute_batch("VACUUM").is_ok()
+        {
+            self.set_meta("compact", Some("1"))?;
+        }
         let pending = self.meta("compact")?.is_some();
         if let Ok(done) = self.compact(pending) {
             let still = done.small_pages && (pending || done.vacuumed);
