@@ -363,8 +363,10 @@ pub(crate) trait Store {
     }
 
     // Notes by name.
-    /// The note `name` names (ID, path, or as a `[[wikilink]]` names it).
+    /// The note `name` names (ID, path, or as a `[[wikilink]]` names it, else an alias).
     fn find_note(&self, name: &str) -> StoreResult<Option<Linked>>;
+    /// The passages of the note with ID `id`, in order (none: no such note).
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>>;
     /// The notes that link to `note`.
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>>;
     /// The links of the note with ID `id`, each with the note it reaches ([`super::linked`]).

@@ -189,6 +189,71 @@ fn a_note_searched_by_its_own_name_comes_first() {
     assert_eq!(out.json()["sources"][0]["path"], "Accounting.md");
 }
 
+/// Found by bench/vault on real vaults: a query that is one of a note's `aliases:` did not put
+/// it first (the whole-name match looked at file names and titles only), and a release note
+/// `v1.3.1` came 55th for `v1.3.1` (its words are `v1`, `3` and `1`, and every release note
+/// says `v1`): a named note is put first even when its words rank it far down.
+#[test]
+fn a_note_searched_by_an_alias_or_a_version_comes_first() {
+    let env = Env::echo();
+    let long = "Nothing here repeats the words of its name; it is a long note about many \
+                other things, written over the years, with its own vocabulary of storage, \
+                queues, schedulers, dashboards and people.\n"
+        .repeat(6);
+    let mut notes: Vec<(String, String)> = vec![
+        (
+            "k8s.md".into(),
+            format!("---\naliases:\n  - Cluster\n  - Kube Cluster\n---\n{long}"),
+        ),
+        (
+            "Release notes/v1.3.1.md".into(),
+            format!("Fixed a crash.\n\n{long}"),
+        ),
+        // A title before an alias: `Kubernetes` is this note's title and an alias of none.
+        ("Kubernetes.md".into(), "The orchestrator.\n".into()),
+        (
+            "other.md".into(),
+            "---\naliases: [Kubernetes]\n---\nAnother note.\n".into(),
+        ),
+    ];
+    // Enough other notes that `cluster` and `v1` tell notes apart (a word in a third of the
+    // passages or more is looked for in titles, aliases and headings only).
+    for i in 0..100 {
+        notes.push((
+            format!("filler-{i}.md"),
+            format!("# Filler {i}\n\nStorage and queues.\n"),
+        ));
+    }
+    for i in 0..40 {
+        notes.push((
+            format!("Release notes/v1.{}.{}.md", i / 10, i % 10 + 2),
+            format!(
+                "# v1.{}.{}\n\nCluster: v1 of the cluster, v1 again, cluster v1.\n",
+                i / 10,
+                i % 10 + 2
+            ),
+        ));
+    }
+    let dir = env.notes_folder("vault", notes.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+    add(&env, &dir);
+    // The words alone rank them far down.
+    let words = paths(&search(&env, "cluster v1"));
+    assert!(!words[..5].contains(&"k8s.md".to_owned()), "{words:?}");
+    assert_eq!(paths(&search(&env, "Cluster"))[0], "k8s.md");
+    assert_eq!(paths(&search(&env, "kube cluster"))[0], "k8s.md");
+    assert_eq!(paths(&search(&env, "v1.3.1"))[0], "Release notes/v1.3.1.md");
+    assert_eq!(paths(&search(&env, "Kubernetes"))[0], "Kubernetes.md");
+    // Grounding searches the same way, and the relevance cut-off keeps the named note.
+    let out = env
+        .run(&["echo", "--kb", "vault", "--no-chat", "--json", "v1.3.1"])
+        .success();
+    assert_eq!(out.json()["sources"][0]["path"], "Release notes/v1.3.1.md");
+    // `kb show` finds a note by an alias too.
+    let out = env.run(&["kb", "show", "vault", "kube cluster"]).success();
+    assert!(out.stderr.contains("k8s.md"), "{}", out.stderr);
+    assert!(out.stdout.contains("Kube Cluster"), "{}", out.stdout);
+}
+
 #[test]
 fn generated_notes_are_skipped_counted_and_listed() {
     let env = Env::echo();

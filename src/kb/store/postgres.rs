@@ -1586,7 +1586,29 @@ impl Store for Postgres {
              LIMIT 1",
             &[&bare, &lit],
         )?;
+        if r.is_some() {
+            return r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e));
+        }
+        // As the SQLite store: else one of its aliases (a line of `aliases`), any case.
+        let r = self.row(
+            "SELECT id, title, ordering, path FROM notes
+             WHERE (E'\\n' || aliases || E'\\n') ILIKE '%' || E'\\n' || $1::text || E'\\n' || '%'
+             ORDER BY path NOT LIKE '%/%' DESC, length(path), path COLLATE \"C\"
+             LIMIT 1",
+            &[&linked::literal(name)],
+        )?;
         r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e))
+    }
+
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>> {
+        let rows = self.rows(
+            "SELECT c.c FROM chunks c JOIN notes n ON n.n = c.note WHERE n.id = $1 ORDER BY c.seq",
+            &[&id],
+        )?;
+        rows.iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.err(&e))
     }
 
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {

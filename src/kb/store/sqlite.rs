@@ -812,6 +812,20 @@ impl Store for Sqlite {
         linked::find(&self.conn, name).map_err(|e| self.damaged(&e))
     }
 
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT c.c FROM chunks c JOIN notes n ON n.n = c.note WHERE n.id = ?1 ORDER BY c.seq",
+            )
+            .map_err(|e| self.damaged(&e))?;
+        let rows = st
+            .query_map([id], |r| r.get(0))
+            .map_err(|e| self.damaged(&e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged(&e))
+    }
+
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {
         linked::linked_from(&self.conn, note).map_err(|e| self.damaged(&e))
     }
