@@ -4,9 +4,10 @@
 //! The best candidates are then scored again from the BLOBs in SQLite, which stay the truth.
 //!
 //! Both keep a vector in 8 bits ([`to_blob`]: a scale and one signed byte per dimension, a
-//! quarter of the f32s, which an index of schema 1 held and its next sync converts): on SciFact
-//! this ranks as the f32s did (README, beside `bench/index_size`). A record is the chunk ID followed
-//! by the BLOB's bytes, so the file is derived from the index without a change of form.
+//! quarter of the f32s, which an index of schema 1 held and its next sync converts): on
+//! SciFact this ranks as the f32s did (README, beside `bench/index_size`). A record is the
+//! chunk ID followed by the BLOB's bytes, so the file is derived from the index without a
+//! change of form.
 //!
 //! The file carries the index's vector generation (`meta.vectors`, bumped by every commit that
 //! changes a vector); a file of another generation is not used (the search scans the BLOBs
@@ -424,7 +425,8 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
     clear_log(index, generation)
 }
 
-/// The `top` chunks most similar to `query` (normalized), scored from the index's vectors, best first.
+/// The `top` chunks most similar to `query` (normalized), scored from the index's vectors,
+/// best first.
 pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i64, f32)>> {
     if top == 0 {
         return Ok(Vec::new());
