@@ -547,7 +547,9 @@ fn named_first(
 const NAME_WORDS: usize = 10;
 /// Passages whose notes' names are compared with the query: the first of those with query words
 /// in their title or aliases.
-const NAME_SCAN: usize = 200;
+const NAME_SCAN: usize = 100;
+/// Query words looked for in titles and aliases, at most: the rarest telling ones.
+const NAME_TERMS: usize = 4;
 /// Notes named inside one query that are moved up, at most.
 const MAX_NAMED: usize = 20;
 /// What a note named inside a query gains, times the share of the query its name carries and
@@ -595,16 +597,17 @@ struct Asked<'a> {
 }
 
 /// A note named inside a longer query ("What do my notes say about grep?": the note `grep`) is
-/// moved up: its best passage (else its first) gains [`W_NAMED`] times the share of the query's
-/// weight its name covers (the inverse document frequencies of the query's terms in the name,
-/// over all of the query's terms found) times the best score. Words found in every note weigh little, so "notes" in
-/// that question hardly moves a note named `Notes`, while `grep`, the rarest word, moves its
-/// note first. Without this, notes that use the question's other words ("notes", "say") beside
-/// `grep` outranked it: a title is one short field among a passage's words (bench/vault:
-/// `grep` 36th). Names are file names without `.md`, titles and aliases, any case, among the
-/// notes with the query's telling words in their title or aliases. Returns each passage moved
-/// and its closeness (its new score as a share of the best). `words`: the words' weight, their
-/// list (deeper than the candidates) and how far down the fusion took it.
+/// moved up: its best passage (else its first) gains [`W_NAMED`] times the share of the
+/// query's weight its name covers (the inverse document frequencies of the query's terms in
+/// the name, over all of the query's terms found) times the best score. Words found in every
+/// note weigh little, so "notes" in that question hardly moves a note named `Notes`, while
+/// `grep`, the rarest word, moves its note first. Without this, notes that use the question's
+/// other words ("notes", "say") beside `grep` outranked it: a title is one short field among a
+/// passage's words (bench/vault: `grep` 36th). Names are file names without `.md`, titles and
+/// aliases, any case, among the notes with the query's rarest telling words in their title or
+/// aliases. Returns each passage moved and its closeness (its new score as a share of the
+/// best). `words`: the words' weight, their list (deeper than the candidates) and how far down
+/// the fusion took it.
 fn named_inside(
     ix: &Index,
     asked: &Asked<'_>,
@@ -625,13 +628,15 @@ fn named_inside(
     if spans.is_empty() {
         return Ok(Vec::new());
     }
-    // The notes whose titles or aliases have the query's telling words, and the parts of the
-    // query's version numbers (`3` and `1` of `v1.3.1`, too short and common to be telling).
-    let mut wanted: Vec<Vec<String>> = plan
-        .telling
-        .iter()
-        .map(|&i| variants(&terms[i], stems))
-        .collect();
+    // The notes whose titles or aliases have the query's rarest telling words, and the parts
+    // of the query's version numbers (`3` and `1` of `v1.3.1`, too short and common to be
+    // telling).
+    // The rarest few: a name is known by its rare words (one made of common words only is
+    // no name to move a note for), and a common word's passages cost much to read.
+    let mut rarest = plan.telling.clone();
+    rarest.sort_by_key(|&i| plan.df.get(i).copied().unwrap_or(0));
+    rarest.truncate(NAME_TERMS);
+    let mut wanted: Vec<Vec<String>> = rarest.iter().map(|&i| variants(&terms[i], stems)).collect();
     for span in spans.iter().filter(|s| !s.contains(' ') && s.contains('.')) {
         for part in span.split(|c: char| !c.is_alphanumeric()) {
             if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
