@@ -25,8 +25,8 @@ use postgres::types::{ToSql, Type};
 use postgres::{Client, Statement};
 
 use super::{
-    Keywords, Kind, Known, Linked, NoteRow, Passage, PassageRow, Store, StoreError, StoreResult,
-    Table,
+    Keywords, Kind, Known, Linked, NoteNames, NoteRow, Passage, PassageRow, Store, StoreError,
+    StoreResult, Table,
 };
 use crate::error::{Error, Result};
 use crate::kb::linked;
@@ -1672,7 +1672,49 @@ impl Store for Postgres {
              LIMIT 1",
             &[&bare, &lit],
         )?;
+        if r.is_some() {
+            return r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e));
+        }
+        // As the SQLite store: else one of its aliases (a line of `aliases`), any case.
+        let r = self.row(
+            "SELECT id, title, ordering, path FROM notes
+             WHERE (E'\\n' || aliases || E'\\n') ILIKE '%' || E'\\n' || $1::text || E'\\n' || '%'
+             ORDER BY path NOT LIKE '%/%' DESC, length(path), path COLLATE \"C\"
+             LIMIT 1",
+            &[&linked::literal(name)],
+        )?;
         r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e))
+    }
+
+    fn note_names(&self, cs: &[i64]) -> StoreResult<Vec<NoteNames>> {
+        let rows = self.rows(
+            "SELECT n.id, n.title, n.path, n.aliases
+             FROM unnest($1::bigint[]) WITH ORDINALITY AS u(c, i)
+             JOIN chunks ch ON ch.c = u.c JOIN notes n ON n.n = ch.note ORDER BY u.i",
+            &[&cs],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(NoteNames {
+                    id: r.try_get(0)?,
+                    title: r.try_get(1)?,
+                    path: r.try_get(2)?,
+                    aliases: r.try_get(3)?,
+                })
+            })
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.err(&e))
+    }
+
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>> {
+        let rows = self.rows(
+            "SELECT c.c FROM chunks c JOIN notes n ON n.n = c.note WHERE n.id = $1 ORDER BY c.seq",
+            &[&id],
+        )?;
+        rows.iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.err(&e))
     }
 
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {

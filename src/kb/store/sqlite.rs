@@ -26,8 +26,8 @@ mod records;
 #[cfg(test)]
 use super::fold;
 use super::{
-    Keywords, Kind, Known, Linked, NoteRow, Passage, PassageRow, Store, StoreError, StoreResult,
-    Table, dir, remove_at, vectors_file,
+    Keywords, Kind, Known, Linked, NoteNames, NoteRow, Passage, PassageRow, Store, StoreError,
+    StoreResult, Table, dir, remove_at, vectors_file,
 };
 use crate::config::Home;
 use crate::error::{Error, Result};
@@ -810,6 +810,46 @@ impl Store for Sqlite {
 
     fn find_note(&self, name: &str) -> StoreResult<Option<Linked>> {
         linked::find(&self.conn, name).map_err(|e| self.damaged(&e))
+    }
+
+    fn note_names(&self, cs: &[i64]) -> StoreResult<Vec<NoteNames>> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT n.id, n.title, n.path, n.aliases FROM chunks c JOIN notes n ON n.n = c.note
+                 WHERE c.c = ?1",
+            )
+            .map_err(|e| self.damaged(&e))?;
+        let mut out = Vec::with_capacity(cs.len());
+        for c in cs {
+            let row = st
+                .query_row([c], |r| {
+                    Ok(NoteNames {
+                        id: r.get(0)?,
+                        title: r.get(1)?,
+                        path: r.get(2)?,
+                        aliases: r.get(3)?,
+                    })
+                })
+                .optional()
+                .map_err(|e| self.damaged(&e))?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT c.c FROM chunks c JOIN notes n ON n.n = c.note WHERE n.id = ?1 ORDER BY c.seq",
+            )
+            .map_err(|e| self.damaged(&e))?;
+        let rows = st
+            .query_map([id], |r| r.get(0))
+            .map_err(|e| self.damaged(&e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged(&e))
     }
 
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {
