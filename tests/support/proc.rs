@@ -18,8 +18,9 @@ use super::http::assert_no_leak;
 use super::run::Out;
 
 /// How long one `ai` may run, and how long any wait on a condition may take, before the test
-/// fails. Generous: only a hang or a broken build gets near it, so it never makes a test flaky.
-pub const DEADLINE: Duration = Duration::from_secs(60);
+/// fails. Generous: only a hang or a broken build gets near it, so it never makes a test flaky
+/// (60 s was reached by a 200-note PostgreSQL sync at load average 15-20 on 2 cores).
+pub const DEADLINE: Duration = Duration::from_secs(180);
 
 /// A running `ai`. Dropped before it was waited for, it is killed with all it started. It
 /// derefs to its [`Child`] for pipes (`proc.stdout.take()`) and the pid.
