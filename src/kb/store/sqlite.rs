@@ -11,7 +11,7 @@
 //! "Datenbanksicherung"; see [`gram_words`]). Both are fed [`fold`]ed text, so `ß` and `ss` meet.
 //!
 //! Pages are 16 KiB (SQLite's default 4 KiB left a quarter of the passages' pages empty: a
-//! passage with its vector takes about half a page); an index made with 4 KiB pages gets the
+//! passage with its vector in f32s took about half a page); an index made with 4 KiB pages gets the
 //! larger ones when a sync frees a quarter of it and it is compacted ([`Sqlite::compact`]).
 
 use std::cell::Cell;
