@@ -360,6 +360,8 @@ fn run_with(
                 ix.set_unread(path, (0, 0), None)?;
             }
         }
+        // Every note's keywords are indexed again, when a migration had emptied them.
+        ix.set_meta("reindexing", None)?;
     }
     commit(tx.take())?;
     progress.finish();

@@ -1122,7 +1122,7 @@ impl Store for Postgres {
             "BEGIN;
              UPDATE chunks SET words = NULL;
              UPDATE notes SET mtime = -1, lang = NULL;
-             INSERT INTO meta VALUES ('keywords', '{}')
+             INSERT INTO meta VALUES ('keywords', '{}'), ('reindexing', '1')
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value;
              COMMIT;",
             super::KEYWORDS
