@@ -148,9 +148,9 @@ pub(crate) fn run(
 fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     let (src, dst) = (source.records(), target.records());
     // Meta, but for what belongs to a store: its schema version, the SQLite side file's
-    // generation.
+    // generation, the passages PostgreSQL counts as they are written.
     for (key, value) in src.meta_all()? {
-        if key != "schema" && key != "vectors" {
+        if !["schema", "vectors", "passages"].contains(&key.as_str()) {
             target.set_meta(&key, Some(&value))?;
         }
     }

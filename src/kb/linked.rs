@@ -189,7 +189,8 @@ pub(crate) fn literal(name: &str) -> String {
 }
 
 /// The note `name` names: its ID or path, else (as Obsidian resolves `[[name]]`) its path
-/// without `.md`, its file name with or without `.md`, or its title, any case.
+/// without `.md`, its file name with or without `.md`, or its title, any case; else (as
+/// Obsidian's quick switcher finds it) one of its front-matter `aliases:`, any case.
 pub(crate) fn find(conn: &Connection, name: &str) -> rusqlite::Result<Option<Linked>> {
     const SELECT: &str = "SELECT id, title, ordering, path FROM notes";
     let exact = conn
@@ -208,16 +209,40 @@ pub(crate) fn find(conn: &Connection, name: &str) -> rusqlite::Result<Option<Lin
     }
     let bare = name.strip_suffix(".md").unwrap_or(name);
     let lit = literal(bare);
-    conn.query_row(
-        &format!(
-            "{SELECT} WHERE path = ?1 || '.md' COLLATE NOCASE
+    let by_name = conn
+        .query_row(
+            &format!(
+                "{SELECT} WHERE path = ?1 || '.md' COLLATE NOCASE
                 OR path LIKE '%/' || ?2 || '.md' ESCAPE '\\'
                 OR path = ?1 COLLATE NOCASE
                 OR title = ?1 COLLATE NOCASE
              ORDER BY path = ?1 || '.md' DESC, path NOT LIKE '%/%' DESC, length(path), path
              LIMIT 1"
+            ),
+            [bare, lit.as_str()],
+            row,
+        )
+        .optional()?;
+    if by_name.is_some() {
+        return Ok(by_name);
+    }
+    // An alias is one line of `aliases` (LIKE: any case, ASCII); an index from before aliases
+    // has none.
+    let has_aliases: i64 = conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('notes') WHERE name = 'aliases'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_aliases == 0 {
+        return Ok(None);
+    }
+    let lit = literal(name);
+    conn.query_row(
+        &format!(
+            "{SELECT} WHERE (char(10) || aliases || char(10)) LIKE '%' || char(10) || ?1 || char(10) || '%' ESCAPE '\\'
+             ORDER BY path NOT LIKE '%/%' DESC, length(path), path LIMIT 1"
         ),
-        [bare, lit.as_str()],
+        [lit.as_str()],
         row,
     )
     .optional()
@@ -333,13 +358,15 @@ mod tests {
     fn index() -> Connection {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(
-            "CREATE TABLE notes (n INTEGER PRIMARY KEY, id TEXT, path TEXT, title TEXT, ordering TEXT);
+            "CREATE TABLE notes (n INTEGER PRIMARY KEY, id TEXT, path TEXT, title TEXT, ordering TEXT,
+                 aliases TEXT NOT NULL DEFAULT '');
              CREATE TABLE chunks (c INTEGER PRIMARY KEY, note INTEGER, text TEXT);
-             INSERT INTO notes VALUES (1, 'c3d4e5f60', '01_001_Coffee_c3d4e5f60.md', 'Coffee', '01_001');
-             INSERT INTO notes VALUES (2, 'brewing.md', 'sub/Brewing.md', 'How we brew', NULL);
-             INSERT INTO notes VALUES (3, 'a.md', 'a.md', 'A', NULL);
-             INSERT INTO notes VALUES (4, 'b.md', 'b.md', 'B', NULL);
-             INSERT INTO notes VALUES (5, 'x_y.md', 'x_y.md', 'Underscore', NULL);
+             INSERT INTO notes VALUES (1, 'c3d4e5f60', '01_001_Coffee_c3d4e5f60.md', 'Coffee', '01_001', '');
+             INSERT INTO notes VALUES (2, 'brewing.md', 'sub/Brewing.md', 'How we brew', NULL,
+                 'Brew guide' || char(10) || 'Kaffee kochen');
+             INSERT INTO notes VALUES (3, 'a.md', 'a.md', 'A', NULL, '');
+             INSERT INTO notes VALUES (4, 'b.md', 'b.md', 'B', NULL, 'Coffee');
+             INSERT INTO notes VALUES (5, 'x_y.md', 'x_y.md', 'Underscore', NULL, '');
              INSERT INTO chunks VALUES (1, 3, 'see [[c3d4e5f60]] and [[Brewing|how]]');
              INSERT INTO chunks VALUES (2, 4, 'a [link](c3d4e5f60) and [[sub/Brewing#Steps]]');
              INSERT INTO chunks VALUES (3, 2, 'about [[xay]] not [[x_y]]');
@@ -363,8 +390,15 @@ mod tests {
         assert_eq!(id("sub/Brewing").as_deref(), Some("brewing.md"));
         assert_eq!(id("how we brew").as_deref(), Some("brewing.md"));
         assert_eq!(id("Brewing.md").as_deref(), Some("brewing.md"));
+        // An alias, any case, when no file name or title is the name: a title before an alias.
+        assert_eq!(id("kaffee KOCHEN").as_deref(), Some("brewing.md"));
+        assert_eq!(id("brew guide").as_deref(), Some("brewing.md"));
+        assert_eq!(id("Coffee").as_deref(), Some("c3d4e5f60"));
+        assert_eq!(id("brew"), None);
+        assert_eq!(id("guide"), None);
         // `_` and `%` are literal.
         assert_eq!(id("x%y"), None);
+        assert_eq!(id("brew%"), None);
         assert_eq!(id("xay"), None);
         assert_eq!(id("nothing"), None);
         assert_eq!(id(" "), None);

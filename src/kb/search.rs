@@ -199,9 +199,25 @@ fn quoted(variants: &[String]) -> String {
 /// look for inside longer words. BM25 must score every passage a term is in, so a term found in
 /// a third of all passages costs much and ranks little: it is left out when rarer terms remain.
 /// Only rare terms are looked for inside compounds.
-fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, Vec<String>)> {
+/// What [`plan`] decided, and what it counted on the way.
+#[derive(Default)]
+struct Plan {
+    /// FTS5 expressions for the words index.
+    words: Vec<String>,
+    /// Terms looked for inside longer words.
+    grams: Vec<String>,
+    /// Each term's document frequency (in passages, capped where no decision changes).
+    df: Vec<u64>,
+    /// Passages in the index.
+    total: u64,
+    /// The terms looked up in the words index (indexes into the terms), in the query's order;
+    /// empty when all are common.
+    telling: Vec<usize>,
+}
+
+fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<Plan> {
     if terms.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Plan::default());
     }
     let total = ix.passages()?.max(1);
     let looked_up: Vec<Vec<String>> = terms.iter().map(|t| variants(t, stems)).collect();
@@ -280,7 +296,13 @@ fn plan(ix: &Index, terms: &[String], stems: &[Stems]) -> Result<(Vec<String>, V
     rare.truncate(MAX_GRAMS);
     rare.sort_unstable();
     let grams = rare.iter().map(|&i| terms[i].clone()).collect();
-    Ok((words, grams))
+    Ok(Plan {
+        words,
+        grams,
+        df,
+        total,
+        telling: by_rarity,
+    })
 }
 
 /// A term searched inside longer words counts when it is in fewer passages than this.
@@ -331,7 +353,8 @@ pub(crate) fn search(
     };
     let (w_words, w_grams, w_vectors) = weights(embedder.is_some_and(Embedder::is_static));
     clock.mark("stems");
-    let (mut words, mut grams) = plan(ix, &terms, &stems)?;
+    let plan = plan(ix, &terms, &stems)?;
+    let (mut words, mut grams) = (plan.words.clone(), plan.grams.clone());
     clock.mark("plan");
     if w_words == 0.0 {
         words.clear();
@@ -343,13 +366,14 @@ pub(crate) fn search(
     // 0..1 (see `fuse`).
     let mut lists: Vec<(f64, Vec<(i64, f64)>)> = Vec::with_capacity(3);
     let has_words = !words.is_empty();
+    // The words' list further down than the fusion takes it: where a note named inside the
+    // query (`named_inside`) stands by its words. (BM25 scores every passage found either way.)
+    let mut deeper: Vec<(i64, f64)> = Vec::new();
     if has_words {
-        let list = bm25(ix, Table::Words, &words.join(" OR "), depth)?;
+        let list = bm25(ix, Table::Words, &words.join(" OR "), depth.max(NAME_SCAN))?;
         let best = list.first().map_or(1.0, |l| l.1).max(f64::MIN_POSITIVE);
-        lists.push((
-            w_words,
-            list.into_iter().map(|(c, s)| (c, s / best)).collect(),
-        ));
+        deeper = list.into_iter().map(|(c, s)| (c, s / best)).collect();
+        lists.push((w_words, deeper.iter().take(depth).copied().collect()));
     }
     // Inside longer words, only what is found in few passages: a substring found everywhere
     // (`work` in "network") ranks nothing and would make BM25 score every passage.
@@ -420,10 +444,23 @@ pub(crate) fn search(
         }
     }
     let (mut ranked, best) = fuse(&lists, fusion());
-    if let Some(c) = named_first(ix, query, &mut ranked, depth)? {
+    if let Some(c) = named_first(ix, query, &mut ranked, best)? {
         // Named outright, it is as close as a passage gets (the relevance cut-off keeps it).
         close.insert(c, 1.0);
+    } else if !stems.is_empty() && w_words > 0.0 {
+        let words = (w_words, deeper.as_slice(), depth);
+        let asked = Asked {
+            query,
+            terms: &terms,
+            stems: &stems,
+            plan: &plan,
+        };
+        for (c, share) in named_inside(ix, &asked, words, &mut ranked, best)? {
+            let e = close.entry(c).or_default();
+            *e = e.max(share);
+        }
     }
+    clock.mark("names");
     let mut hits: Vec<Hit> = Vec::with_capacity(k.min(64));
     let mut notes_taken = std::collections::HashSet::new();
     // The passages' rows a page at a time (one round trip to a server): the first `k` are
@@ -452,7 +489,11 @@ pub(crate) fn search(
                 title: p.title,
                 ordering: p.ordering,
                 path: p.path,
-                score: if best > 0.0 { score / best } else { 0.0 },
+                score: if best > 0.0 {
+                    (score / best).min(1.0)
+                } else {
+                    0.0
+                },
                 closeness: close.get(&c).copied().unwrap_or(0.0),
                 chunk: p.seq,
                 heading: p.heading,
@@ -469,38 +510,235 @@ pub(crate) fn search(
 /// The longest query looked up as a note's name.
 const MAX_NAME: usize = 200;
 
-/// A query that is a note's whole name (its file name without `.md`, its title or its ID, any
-/// case: what Obsidian's quick switcher finds it by) puts that note first when it is among the
-/// first `scan` candidates, at the best score: on a real vault "Accounting" was 13th behind
-/// notes saying "accounts" more often, "Access Point" 7th behind "contact points" (bench/vault).
-/// Returns the passage put first.
+/// A query that is a note's whole name (its file name without `.md`, its title, one of its
+/// `aliases:` or its ID, any case: what Obsidian's quick switcher finds it by) puts that note
+/// first, at the best score: by its best passage among the candidates, else by its first
+/// passage. On a real vault "Accounting" was 13th behind notes saying "accounts" more often,
+/// "Access Point" 7th behind "contact points", and a release note `v1.3.1` 55th behind
+/// `v1.4.4` (the query's words are `v1`, `3` and `1`; bench/vault). Returns the passage put
+/// first.
 fn named_first(
     ix: &Index,
     query: &str,
     ranked: &mut Vec<(i64, f64)>,
-    scan: usize,
+    best: f64,
 ) -> Result<Option<i64>> {
     let name = query.trim();
-    if ranked.is_empty() || name.is_empty() || name.len() > MAX_NAME || name.contains('\n') {
+    if name.is_empty() || name.len() > MAX_NAME || name.contains('\n') {
         return Ok(None);
     }
     let Some(note) = ix.find_note(name)? else {
         return Ok(None);
     };
-    let mut at = None;
-    for (i, &(c, _)) in ranked.iter().take(scan).enumerate() {
-        if ix.passage(c)?.is_some_and(|p| p.id == note.id) {
-            at = Some(i);
-            break;
-        }
-    }
-    let Some(i) = at else {
+    let passages = ix.passages_of_note(&note.id)?;
+    let Some(&first) = passages.first() else {
         return Ok(None);
     };
-    let top = ranked[0].1;
-    let (c, _) = ranked.remove(i);
+    let top = ranked.first().map_or(best, |r| r.1);
+    let c = match ranked.iter().position(|(c, _)| passages.contains(c)) {
+        Some(i) => ranked.remove(i).0,
+        None => first,
+    };
     ranked.insert(0, (c, top));
     Ok(Some(c))
+}
+
+/// Names looked for inside a query have at most this many words.
+const NAME_WORDS: usize = 10;
+/// Passages whose notes' names are compared with the query: the first of those with query words
+/// in their title or aliases.
+const NAME_SCAN: usize = 100;
+/// Query words looked for in titles and aliases, at most: the rarest telling ones.
+const NAME_TERMS: usize = 4;
+/// Notes named inside one query that are moved up, at most.
+const MAX_NAMED: usize = 20;
+/// What a note named inside a query gains, times the share of the query its name carries and
+/// the best score: being named counts twice the words the name covers, so a note named by
+/// most of a question's weight ("What do my notes say about grep?") comes before notes that
+/// only use its words, on both stores' keyword scores.
+const W_NAMED: f64 = 2.0;
+
+/// What a query may name a note by: each run of up to [`NAME_WORDS`] of its words (split at
+/// white space, punctuation around the run dropped, internal punctuation kept: `v1.3.1`,
+/// `CWE-287`), folded; runs of stop words and one-letter words only are left out.
+fn spans(query: &str) -> std::collections::HashSet<String> {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let mut out = std::collections::HashSet::new();
+    let edge = |c: char| !c.is_alphanumeric();
+    for i in 0..words.len() {
+        for j in i + 1..=words.len().min(i + NAME_WORDS) {
+            let run = words[i..j].join(" ");
+            let run = fold(run.trim_matches(edge));
+            if run.is_empty() || run.len() > MAX_NAME {
+                continue;
+            }
+            let telling = run
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| w.chars().count() > 1 && !STOP.contains(&w));
+            if telling {
+                out.insert(run);
+            }
+        }
+    }
+    out
+}
+
+/// A name as [`spans`] folds a query's words: folded, white space as one space.
+fn name_key(name: &str) -> String {
+    fold(&name.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// A query as the search took it apart.
+struct Asked<'a> {
+    query: &'a str,
+    terms: &'a [String],
+    stems: &'a [Stems],
+    plan: &'a Plan,
+}
+
+/// A note named inside a longer query ("What do my notes say about grep?": the note `grep`) is
+/// moved up: its best passage (else its first) gains [`W_NAMED`] times the share of the
+/// query's weight its name covers (the inverse document frequencies of the query's terms in
+/// the name, over all of the query's terms found) times the best score. Words found in every
+/// note weigh little, so "notes" in that question hardly moves a note named `Notes`, while
+/// `grep`, the rarest word, moves its note first. Without this, notes that use the question's
+/// other words ("notes", "say") beside `grep` outranked it: a title is one short field among a
+/// passage's words (bench/vault: `grep` 36th). Names are file names without `.md`, titles and
+/// aliases, any case, among the notes with the query's rarest telling words in their title or
+/// aliases. Returns each passage moved and its closeness (its new score as a share of the
+/// best). `words`: the words' weight, their list (deeper than the candidates) and how far down
+/// the fusion took it.
+fn named_inside(
+    ix: &Index,
+    asked: &Asked<'_>,
+    words: (f64, &[(i64, f64)], usize),
+    ranked: &mut Vec<(i64, f64)>,
+    best: f64,
+) -> Result<Vec<(i64, f64)>> {
+    let Asked {
+        query,
+        terms,
+        stems,
+        plan,
+    } = *asked;
+    if plan.telling.is_empty() || query.split_whitespace().nth(1).is_none() {
+        return Ok(Vec::new());
+    }
+    let spans = spans(query);
+    if spans.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The notes whose titles or aliases have the query's rarest telling words, and the parts
+    // of the query's version numbers (`3` and `1` of `v1.3.1`, too short and common to be
+    // telling).
+    // The rarest few: a name is known by its rare words (one made of common words only is
+    // no name to move a note for), and a common word's passages cost much to read.
+    let mut rarest = plan.telling.clone();
+    rarest.sort_by_key(|&i| plan.df.get(i).copied().unwrap_or(0));
+    rarest.truncate(NAME_TERMS);
+    let mut wanted: Vec<Vec<String>> = rarest.iter().map(|&i| variants(&terms[i], stems)).collect();
+    for span in spans.iter().filter(|s| !s.contains(' ') && s.contains('.')) {
+        for part in span.split(|c: char| !c.is_alphanumeric()) {
+            if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
+                let v = vec![part.to_owned()];
+                if !wanted.contains(&v) {
+                    wanted.push(v);
+                }
+            }
+        }
+    }
+    let expr = format!(
+        "{{title aliases}} : ({})",
+        wanted
+            .iter()
+            .map(|v| quoted(v))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    );
+    let found = bm25(ix, Table::Words, &expr, NAME_SCAN)?;
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cs: Vec<i64> = found.iter().map(|f| f.0).collect();
+    // Each note once, with the longest of its names the query says.
+    let mut named: Vec<(String, f64)> = Vec::new();
+    for note in ix.note_names(&cs)? {
+        if named.iter().any(|(id, _)| *id == note.id) {
+            continue;
+        }
+        let file = note.path.rsplit('/').next().unwrap_or(&note.path);
+        let file = file.strip_suffix(".md").unwrap_or(file);
+        let names = [note.title.as_str(), file]
+            .into_iter()
+            .chain(note.aliases.lines());
+        let covered = names
+            .map(name_key)
+            .filter(|n| spans.contains(n))
+            .map(|n| coverage(&n, terms, plan))
+            .fold(0.0, f64::max);
+        if covered > 0.0 {
+            named.push((note.id, covered));
+        }
+    }
+    named.sort_by(|a, b| b.1.total_cmp(&a.1));
+    named.truncate(MAX_NAMED);
+    let top = ranked.first().map_or(best, |r| r.1);
+    let mut moved = Vec::with_capacity(named.len());
+    for (id, covered) in named {
+        let passages = ix.passages_of_note(&id)?;
+        let Some(&first) = passages.first() else {
+            continue;
+        };
+        let gain = W_NAMED * covered * top;
+        // Its best passage by the words (where the fusion took them, or further down), else
+        // by the other lists, else its first.
+        let (weight, list, fused) = words;
+        let by_words = list.iter().position(|(c, _)| passages.contains(c));
+        let at = ranked.iter().position(|(c, _)| passages.contains(c));
+        let c = by_words.map_or_else(|| at.map_or(first, |i| ranked[i].0), |i| list[i].0);
+        // A passage further down the words than the fusion took them has not had their score.
+        let missed = by_words
+            .filter(|&i| i >= fused)
+            .map_or(0.0, |i| weight * list[i].1);
+        match ranked.iter_mut().find(|r| r.0 == c) {
+            Some(r) => r.1 += missed + gain,
+            None => ranked.push((c, missed + gain)),
+        }
+        moved.push(c);
+    }
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let top = ranked.first().map_or(best, |r| r.1).max(f64::MIN_POSITIVE);
+    Ok(moved
+        .into_iter()
+        .map(|c| {
+            let s = ranked.iter().find(|r| r.0 == c).map_or(0.0, |r| r.1);
+            (c, (s / top).min(1.0))
+        })
+        .collect())
+}
+
+/// The share of the query's weight (the inverse document frequencies of its terms found in the
+/// index) that the terms of `name` carry.
+fn coverage(name: &str, terms: &[String], plan: &Plan) -> f64 {
+    let idf = |i: usize| {
+        let n = plan.total as f64;
+        let df = plan.df.get(i).copied().unwrap_or(0) as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
+    };
+    let of_name = self::terms(name);
+    let (mut all, mut in_name) = (0.0, 0.0);
+    for (i, t) in terms.iter().enumerate() {
+        // A word in no passage ranks nothing, and takes no share.
+        if plan.df.get(i).is_none_or(|&df| df == 0) {
+            continue;
+        }
+        let w = idf(i);
+        all += w;
+        if of_name.contains(t) {
+            in_name += w;
+        }
+    }
+    if all > 0.0 { in_name / all } else { 0.0 }
 }
 
 /// How the lists are fused into one ranking.
@@ -681,6 +919,26 @@ mod tests {
         assert!((few[0].1 - 1.0).abs() < 1e-6 && few[2].1.abs() < 1e-6);
         assert_eq!(normalize_similarity(&near[..1]), vec![(0, 1.0)]);
         assert!(normalize_similarity(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_query_names_notes_by_runs_of_its_words() {
+        let s = spans("What do my notes say about \"Local Data Staging\" in v1.3.1?");
+        for name in [
+            "local data staging",
+            "local",
+            "notes say",
+            "v1.3.1",
+            "staging\" in v1.3.1",
+        ] {
+            assert!(s.contains(name), "{name}: {s:?}");
+        }
+        // Runs of stop words alone name nothing; punctuation around a run is not part of it.
+        for name in ["what do my", "about", "\"local", "v1.3.1?", "in"] {
+            assert!(!s.contains(name), "{name}: {s:?}");
+        }
+        assert_eq!(name_key("  Local   Data Straße "), "local data strasse");
+        assert!(s.len() < 8 * NAME_WORDS);
     }
 
     #[test]

@@ -230,6 +230,16 @@ pub(crate) struct Passage {
 
 pub(crate) use super::linked::Linked;
 
+/// What a note is called: what a query may name it by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoteNames {
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) path: String,
+    /// One a line.
+    pub(crate) aliases: String,
+}
+
 /// What an index does. Passages are named by `c`, notes by `n`: the store's own row numbers.
 /// Keyword queries are FTS5 expressions (quoted terms, `OR`, parentheses, `{columns} :`), as
 /// the search writes them.
@@ -364,8 +374,13 @@ pub(crate) trait Store {
     }
 
     // Notes by name.
-    /// The note `name` names (ID, path, or as a `[[wikilink]]` names it).
+    /// The note `name` names (ID, path, or as a `[[wikilink]]` names it, else an alias).
     fn find_note(&self, name: &str) -> StoreResult<Option<Linked>>;
+    /// The passages of the note with ID `id`, in order (none: no such note).
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>>;
+    /// The names of the notes of passages `cs`, in the passages' order (a passage removed
+    /// since is left out).
+    fn note_names(&self, cs: &[i64]) -> StoreResult<Vec<NoteNames>>;
     /// The notes that link to `note`.
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>>;
     /// The links of the note with ID `id`, each with the note it reaches ([`super::linked`]).

@@ -1,7 +1,13 @@
 //! Vector search without decoding rows: beside `NAME.sqlite`, `NAME.vectors` holds every
-//! embedded chunk's vector quantized to 8 bits, one fixed-size record after another, so a query
-//! streams through about a quarter of the bytes the f32 BLOBs take and keeps only a small heap.
-//! The best candidates are then scored exactly from the BLOBs in SQLite, which stay the truth.
+//! embedded chunk's vector, one fixed-size record after another, so a query streams through
+//! the vectors alone (not the pages of passage text around them) and keeps only a small heap.
+//! The best candidates are then scored again from the BLOBs in SQLite, which stay the truth.
+//!
+//! Both keep a vector in 8 bits ([`to_blob`]: a scale and one signed byte per dimension, a
+//! quarter of the f32s, which an index of schema 1 held and its next sync converts): on
+//! SciFact this ranks as the f32s did (README, beside `bench/index_size`). A record is the
+//! chunk ID followed by the BLOB's bytes, so the file is derived from the index without a
+//! change of form.
 //!
 //! The file carries the index's vector generation (`meta.vectors`, bumped by every commit that
 //! changes a vector); a file of another generation is not used (the search scans the BLOBs
@@ -192,7 +198,6 @@ pub(crate) fn update(index: &Index, dims: usize) -> Result<Update> {
     let size = 12 + dims;
     let end = (HEADER + count * size) as u64;
     let mut buf = Vec::with_capacity(new as usize * size);
-    let mut q = Vec::with_capacity(dims);
     let mut written = 0u64;
     {
         let mut st = index
@@ -206,12 +211,9 @@ pub(crate) fn update(index: &Index, dims: usize) -> Result<Update> {
         while let Some(row) = rows.next().map_err(|e| index.damaged(&e))? {
             let c: i64 = row.get(0).map_err(|e| index.damaged(&e))?;
             let blob = row.get_ref(1).map_err(|e| index.damaged(&e))?;
-            let v = from_blob(blob.as_blob().unwrap_or(&[]));
-            if v.len() != dims {
-                continue;
+            if record(&mut buf, c, blob.as_blob().unwrap_or(&[]), dims) {
+                written += 1;
             }
-            record(&mut buf, c, &v, &mut q);
-            written += 1;
         }
     }
     // The records past the count first (what a killed append left there is written over),
@@ -260,34 +262,66 @@ fn clear_log(index: &Index, generation: u64) -> Result<()> {
         })
 }
 
-/// One record: chunk ID, scale, the quantized components.
-fn record(out: &mut Vec<u8>, c: i64, v: &[f32], q: &mut Vec<i8>) {
-    let scale = quantize(v, q);
+/// One record: chunk ID, then the vector as the index stores it (scale, quantized components).
+/// Nothing when the stored vector is not of `dims` dimensions.
+fn record(out: &mut Vec<u8>, c: i64, blob: &[u8], dims: usize) -> bool {
+    let Some(stored) = compact_blob(blob, dims) else {
+        return false;
+    };
     out.extend_from_slice(&c.to_le_bytes());
-    out.extend_from_slice(&scale.to_le_bytes());
-    out.extend(q.iter().map(|x| *x as u8));
+    out.extend_from_slice(&stored);
+    true
 }
 
-/// A vector as stored in SQLite: little-endian f32s.
+/// A vector as the SQLite index keeps it: the scale of [`quantize`] (f32) and one signed byte
+/// per dimension, little endian, `dims + 4` bytes (the f32s took `4 * dims`). The same bytes
+/// follow the chunk ID in a side file record.
 pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() * 4);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
+    let mut q = Vec::with_capacity(v.len());
+    let scale = quantize(v, &mut q);
+    let mut out = Vec::with_capacity(4 + v.len());
+    out.extend_from_slice(&scale.to_le_bytes());
+    out.extend(q.iter().map(|x| *x as u8));
     out
 }
 
-pub(crate) fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+/// A stored vector of `dims` dimensions: 8-bit ([`to_blob`]), or the little-endian f32s of an
+/// index from before (schema 1) that no sync has converted yet. `None` for any other length.
+pub(crate) fn from_blob(b: &[u8], dims: usize) -> Option<Vec<f32>> {
+    if dims == 0 {
+        return None;
+    }
+    if b.len() == dims + 4 {
+        let scale = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        Some(b[4..].iter().map(|x| f32::from(*x as i8) * scale).collect())
+    } else if b.len() == dims * 4 {
+        Some(
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    } else {
+        None
+    }
+}
+
+/// A stored vector in the 8-bit form (converted when it is f32s); `None` for another length.
+pub(crate) fn compact_blob(b: &[u8], dims: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+    if b.len() == dims + 4 {
+        Some(std::borrow::Cow::Borrowed(b))
+    } else {
+        from_blob(b, dims).map(|v| std::borrow::Cow::Owned(to_blob(&v)))
+    }
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Quantize: the scale (largest magnitude / 127) and the 8-bit components.
+/// Quantize: the scale (largest magnitude / 127) and the 8-bit components. The scale keeps 17
+/// significant bits, so that a component times it is exact in f32 and a vector read back
+/// ([`from_blob`]) quantizes to the same bytes: a vector kept by an edit, or copied to
+/// PostgreSQL and back, is stored as it was.
 fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     out.clear();
@@ -295,9 +329,16 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
         out.resize(v.len(), 0);
         return 0.0;
     }
-    let k = 127.0 / max;
-    out.extend(v.iter().map(|x| (x * k).round().clamp(-127.0, 127.0) as i8));
-    max / 127.0
+    let scale = f32::from_bits(((max / 127.0).to_bits() + 64) & !127);
+    if scale == 0.0 || !scale.is_finite() {
+        out.resize(v.len(), 0);
+        return 0.0;
+    }
+    out.extend(
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
 }
 
 #[cfg(test)]
@@ -351,20 +392,16 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
             .prepare("SELECT c, vector FROM chunks WHERE vector IS NOT NULL ORDER BY c")
             .map_err(|e| index.damaged(&e))?;
         let mut rows = st.query([]).map_err(|e| index.damaged(&e))?;
-        let mut q = Vec::with_capacity(dims);
         let mut buf = Vec::with_capacity(12 + dims);
         let mut written = 0u64;
         while let Some(row) = rows.next().map_err(|e| index.damaged(&e))? {
             let c: i64 = row.get(0).map_err(|e| index.damaged(&e))?;
             let blob = row.get_ref(1).map_err(|e| index.damaged(&e))?;
-            let v = from_blob(blob.as_blob().unwrap_or(&[]));
-            if v.len() != dims {
-                continue;
-            }
             buf.clear();
-            record(&mut buf, c, &v, &mut q);
-            w.write_all(&buf).map_err(io)?;
-            written += 1;
+            if record(&mut buf, c, blob.as_blob().unwrap_or(&[]), dims) {
+                w.write_all(&buf).map_err(io)?;
+                written += 1;
+            }
         }
         w.flush().map_err(io)?;
         drop(w);
@@ -388,7 +425,8 @@ pub(crate) fn rebuild(index: &Index, dims: usize) -> Result<()> {
     clear_log(index, generation)
 }
 
-/// The `top` chunks most similar to `query` (normalized), exactly scored, best first.
+/// The `top` chunks most similar to `query` (normalized), scored from the index's vectors,
+/// best first.
 pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i64, f32)>> {
     if top == 0 {
         return Ok(Vec::new());
@@ -412,11 +450,8 @@ pub(crate) fn nearest(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i
                 Kind::Damaged => Ok(None),
                 _ => Err(e),
             })?;
-        if let Some(b) = blob {
-            let v = from_blob(&b);
-            if v.len() == query.len() {
-                scored.push((c, dot(&v, query)));
-            }
+        if let Some(v) = blob.and_then(|b| from_blob(&b, query.len())) {
+            scored.push((c, dot(&v, query)));
         }
     }
     scored.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -492,8 +527,7 @@ fn scan_blobs(index: &Index, query: &[f32], top: usize) -> Result<Vec<(i64, f32)
     while let Some(row) = rows.next().map_err(|e| index.damaged(&e))? {
         let c: i64 = row.get(0).map_err(|e| index.damaged(&e))?;
         let blob = row.get_ref(1).map_err(|e| index.damaged(&e))?;
-        let v = from_blob(blob.as_blob().unwrap_or(&[]));
-        if v.len() == query.len() {
+        if let Some(v) = from_blob(blob.as_blob().unwrap_or(&[]), query.len()) {
             all.push((c, dot(&v, query)));
         }
     }
@@ -743,7 +777,7 @@ mod tests {
         let d = put(ix, "n6", &axis(6));
         let mut half = side(ix);
         let mut rec = Vec::new();
-        record(&mut rec, d, &axis(6), &mut Vec::new());
+        assert!(record(&mut rec, d, &to_blob(&axis(6)), DIMS));
         half.extend_from_slice(&rec);
         half[AT_COUNT as usize..AT_COUNT as usize + 4].copy_from_slice(&7u32.to_le_bytes());
         std::fs::write(vectors_file(&ix.path), &half).unwrap();
@@ -796,6 +830,72 @@ mod tests {
     }
 
     #[test]
+    fn an_index_of_f32s_is_converted_and_given_back_its_room_even_after_a_kill() {
+        const WIDE: usize = 256;
+        let wide = |i: usize| -> Vec<f32> {
+            let mut v: Vec<f32> = (0..WIDE)
+                .map(|k| {
+                    let mut h = (i * 1_000_003 + k) as u64;
+                    h ^= h >> 33;
+                    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+                    h ^= h >> 33;
+                    (h % 2001) as f32 - 1000.0
+                })
+                .collect();
+            normalize(&mut v);
+            v
+        };
+        let f = index();
+        let ix = &f.ix;
+        ix.set_meta("dimensions", Some(&WIDE.to_string())).unwrap();
+        let cs: Vec<i64> = (0..300)
+            .map(|i| put(ix, &format!("n{i}"), &wide(i)))
+            .collect();
+        update(ix, WIDE).unwrap();
+        // As the version before wrote it: f32s, schema 1.
+        for (i, c) in cs.iter().enumerate() {
+            let f32s: Vec<u8> = wide(i).iter().flat_map(|x| x.to_le_bytes()).collect();
+            ix.conn
+                .execute(
+                    "UPDATE chunks SET vector = ?2 WHERE c = ?1",
+                    params![c, f32s],
+                )
+                .unwrap();
+        }
+        ix.set_meta("schema", Some("1")).unwrap();
+        ix.conn.execute_batch("VACUUM").unwrap();
+        let bytes = |ix: &Index| {
+            ix.count("PRAGMA page_count").unwrap() * ix.count("PRAGMA page_size").unwrap()
+        };
+        let before = bytes(ix);
+        // Killed after the conversion's commit, before the sync's end: nothing lost, and the
+        // next sync gives the room back.
+        assert!(ix.migrate_vectors().unwrap());
+        let path = ix.path.clone();
+        let ix = Index::open(
+            &crate::config::Home {
+                dir: f._t.path().to_owned(),
+            },
+            "notes",
+            path,
+            false,
+        )
+        .unwrap();
+        assert!(!ix.migrate_vectors().unwrap(), "converted once");
+        assert_eq!(ix.meta("schema").unwrap().as_deref(), Some("2"));
+        assert_eq!(ix.finish_sync(WIDE).unwrap(), None);
+        let after = bytes(&ix);
+        let saved = (300 * (WIDE * 4 - (WIDE + 4))) as u64;
+        assert!(before - after >= saved * 3 / 4, "{before} -> {after}");
+        assert_eq!(ix.meta("compact").unwrap(), None);
+        for (i, c) in cs.iter().enumerate().step_by(37) {
+            let hit = nearest(&ix, &wide(i), 1).unwrap();
+            assert_eq!(hit[0].0, *c);
+            assert!((hit[0].1 - 1.0).abs() < 0.01, "{}", hit[0].1);
+        }
+    }
+
+    #[test]
     fn quantized_dot_ranks_like_exact() {
         let a = [0.6f32, 0.8, 0.0];
         let b = [0.8f32, 0.6, 0.0];
@@ -821,8 +921,34 @@ mod tests {
     }
 
     #[test]
-    fn blobs_round_trip() {
-        let v = vec![1.5f32, -0.25, 3.0e-8];
-        assert_eq!(from_blob(&to_blob(&v)), v);
+    fn blobs_are_a_byte_a_dimension_and_round_trip_within_a_step() {
+        let v = vec![0.6f32, -0.25, 3.0e-4, -0.8];
+        let blob = to_blob(&v);
+        assert_eq!(blob.len(), v.len() + 4);
+        let back = from_blob(&blob, v.len()).unwrap();
+        for (a, b) in v.iter().zip(&back) {
+            assert!((a - b).abs() <= 0.8 / 254.0 + 1e-6, "{a} {b}");
+        }
+        // Stored again as it was read: the same bytes (an edit that keeps a vector).
+        assert_eq!(to_blob(&back), blob);
+        // The f32s of an index from before are read as they are, and converted to the same.
+        let f32s: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(from_blob(&f32s, v.len()).unwrap(), v);
+        assert_eq!(compact_blob(&f32s, v.len()).unwrap().as_ref(), blob);
+        // Read back and stored again, for any scale: the same bytes.
+        for k in 0..2000 {
+            let w: Vec<f32> = (0..5)
+                .map(|i| ((k * 7919 + i * 104_729) % 2001) as f32 / 1000.0 - 1.0)
+                .map(|x| x * (1.0 + k as f32 / 97.0))
+                .collect();
+            let once = to_blob(&w);
+            assert_eq!(to_blob(&from_blob(&once, 5).unwrap()), once, "{w:?}");
+        }
+        // Any other length is no vector of that size.
+        assert_eq!(from_blob(&blob, v.len() + 1), None);
+        assert_eq!(from_blob(&blob[1..], v.len()), None);
+        assert_eq!(from_blob(&[], 0), None);
+        // A zero vector stays zero.
+        assert_eq!(from_blob(&to_blob(&[0.0; 3]), 3).unwrap(), vec![0.0; 3]);
     }
 }

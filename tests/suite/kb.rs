@@ -814,6 +814,89 @@ fn an_old_vector_side_file_is_rebuilt_by_the_next_sync() {
     assert_eq!(std::fs::read(&side).unwrap(), mended);
 }
 
+/// Each passage's stored vector, by chunk ID.
+fn stored_vectors(db: &Path) -> Vec<(i64, Vec<u8>)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut st = c
+        .prepare("SELECT c, vector FROM chunks WHERE vector IS NOT NULL ORDER BY c")
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn vectors_take_a_byte_a_dimension_and_an_index_of_f32s_is_converted_without_embedding() {
+    if kb_store::sqlite_only("writes a SQLite index of the version before by hand") {
+        return;
+    }
+    let s = embedding::server();
+    let mut env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let db = env.home.join("kb/notes.sqlite");
+    let side = env.home.join("kb/notes.vectors");
+    let meta = |key: &str| -> String {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .unwrap()
+    };
+    // 64 dimensions: a scale and 64 bytes, not 64 f32s.
+    let written = stored_vectors(&db);
+    assert_eq!(written.len(), 7);
+    assert!(written.iter().all(|(_, v)| v.len() == 4 + 64));
+    assert_eq!(meta("schema"), "2");
+    env.set("AI_KB_FUSION", "0,0,1");
+    let by_meaning = |env: &Env| ids(&search(env, "french press coffee grind"));
+    let ranked = by_meaning(&env);
+    assert_eq!(ranked[0], "c3d4e5f60");
+    // Made into the index the version before wrote: the same vectors as f32s, schema 1.
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        for (chunk, v) in &written {
+            let scale = f32::from_le_bytes(v[..4].try_into().unwrap());
+            let f32s: Vec<u8> = v[4..]
+                .iter()
+                .flat_map(|q| (f32::from(*q as i8) * scale).to_le_bytes())
+                .collect();
+            c.execute(
+                "UPDATE chunks SET vector = ?2 WHERE c = ?1",
+                rusqlite::params![chunk, f32s],
+            )
+            .unwrap();
+        }
+        c.execute("UPDATE meta SET value = '1' WHERE key = 'schema'", [])
+            .unwrap();
+    }
+    assert!(stored_vectors(&db).iter().all(|(_, v)| v.len() == 4 * 64));
+    let side_before = std::fs::read(&side).unwrap();
+    // Searched as it is until a sync converts it.
+    assert_eq!(by_meaning(&env), ranked);
+    let hits = embedding::hits(&s);
+    let out = env.run(&["kb", "sync", "notes"]).success();
+    assert!(
+        out.stderr.contains("stored in 8 bits now"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("unchanged 7"), "{}", out.stdout);
+    // Nothing embedded again; every vector kept, byte for byte as this version writes it.
+    assert_eq!(embedding::hits(&s), hits);
+    assert_eq!(stored_vectors(&db), written);
+    assert_eq!(meta("schema"), "2");
+    assert_eq!(
+        std::fs::read(&side).unwrap(),
+        side_before,
+        "the side file kept"
+    );
+    assert_eq!(by_meaning(&env), ranked);
+    // Converted once.
+    let out = env.run(&["kb", "sync", "notes"]).success();
+    assert!(!out.stderr.contains("8 bits"), "{}", out.stderr);
+}
+
 #[test]
 fn search_falls_back_to_keywords_when_embeddings_cannot_be_had() {
     let s = embedding::server();

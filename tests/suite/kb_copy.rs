@@ -154,6 +154,8 @@ fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again(
     assert_eq!(skipped["no_text"], 1, "{skipped}");
     // Vectors in a vector(64) column with its HNSW index, as a sync makes them.
     pg.assert_vectors(&db, "team", 64);
+    // The counts of words and passages searches read, those of the rows copied.
+    pg.assert_counts(&db, "team");
     sync_does_nothing(&env, &server);
     // (which says when it ran)
     let stated = stats(&env);
@@ -200,6 +202,7 @@ fn a_base_copied_to_postgres_and_back_answers_as_before_without_embedding_again(
     assert_eq!(out[0]["added"], 1, "{out}");
     assert_eq!(out[0]["embedded"], 1, "{out}");
     assert_eq!(search(&env, "walrus ice")[0]["path"], "walrus.md");
+    pg.assert_counts(&db, "team");
     assert_eq!(
         pg.psql(
             &db,

@@ -171,25 +171,27 @@ fn a_base_on_postgres_answers_as_the_sqlite_one_does() {
             &db,
             "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
         ),
-        "2"
+        "3"
     );
     // A second sync with nothing changed changes nothing.
     let again = env.run(&["kb", "sync", "team", "--json"]).success().json();
     assert_eq!(again[0]["unchanged"], 6, "{again}");
     // A base of schema 1 (no links, no unread table) is migrated when opened, and its next
     // sync reads every note again to fill the links.
+    pg.psql(&db, &before_counts("team"));
     pg.psql(
         &db,
         "DROP TABLE ai_kb_team.links; DROP TABLE ai_kb_team.unread;
          UPDATE ai_kb_team.meta SET value = '1' WHERE key = 'schema'",
     );
     env.run(&["kb", "sync", "team"]).success();
+    pg.assert_counts(&db, "team");
     assert_eq!(
         pg.psql(
             &db,
             "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
         ),
-        "2"
+        "3"
     );
     same_links(&env);
 }
@@ -379,6 +381,7 @@ fn two_homes_syncing_one_base_at_once_neither_duplicate_nor_lose_notes() {
     for q in ["word7", "word299", "sicherung"] {
         assert!(!search(&a, "team", q).is_empty(), "{q}");
     }
+    pg.assert_counts(&db, "team");
 }
 
 #[test]
@@ -416,15 +419,18 @@ fn a_sync_killed_mid_way_leaves_a_sound_base_that_the_next_sync_finishes() {
     sync.kill();
     let _ = sync.wait_status();
     let partial = count();
-    // Sound: every passage belongs to a note, every note has its passages.
+    // Sound: every passage belongs to a note, every note has its passages, and the counts
+    // of words and passages are those of the rows.
     let orphans = "SELECT (SELECT count(*) FROM ai_kb_team.chunks c LEFT JOIN ai_kb_team.notes n ON n.n = c.note WHERE n.n IS NULL)
                         + (SELECT count(*) FROM ai_kb_team.notes n WHERE NOT EXISTS (SELECT 1 FROM ai_kb_team.chunks c WHERE c.note = n.n))";
     assert_eq!(pg.psql(&db, orphans), "0");
+    pg.assert_counts(&db, "team");
     // The lock died with it: the next sync runs and finishes the work.
     let out = env.run(&["kb", "sync", "team", "--json"]).success().json();
     assert_eq!(out[0]["notes"], 704, "{out} (after a kill at {partial})");
     assert_eq!(count(), 704);
     assert_eq!(pg.psql(&db, orphans), "0");
+    pg.assert_counts(&db, "team");
     assert!(!search(&env, "team", "word699").is_empty());
 }
 
@@ -678,6 +684,115 @@ fn common_words_are_looked_for_in_titles_and_headings_alike_on_both_stores() {
     env.run(&["kb", "sync", "team"]).success();
     assert_eq!(pg.psql(&db, heads), "1");
     same(&env);
+}
+
+/// SQL that turns base `base` of schema 3 into the base schema 2 made: no counts of words or
+/// passages ([`Pg::assert_counts`]).
+fn before_counts(base: &str) -> String {
+    let s = format!("ai_kb_{base}");
+    format!(
+        "DROP TRIGGER chunks_added ON {s}.chunks; DROP TRIGGER chunks_gone ON {s}.chunks;
+         DROP TRIGGER chunks_words ON {s}.chunks;
+         DROP FUNCTION {s}.counted_added(), {s}.counted_gone(), {s}.counted_words();
+         DROP TABLE {s}.freqs; DELETE FROM {s}.meta WHERE key = 'passages';
+         UPDATE {s}.meta SET value = '2' WHERE key = 'schema'"
+    )
+}
+
+#[test]
+fn the_counts_searches_read_follow_every_write_and_a_base_without_them_is_counted_when_opened() {
+    // A search reads how many passages there are and in how many each word is from counts the
+    // server keeps as rows are written (schema 3): after every kind of write they are those of
+    // the rows, and searches rank as on SQLite.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    for i in 0..40 {
+        env.project_file(
+            &format!("notes/many/n{i:02}.md"),
+            format!("# Note {i}\n\nThe grinder number {i}, word{i}.\n\n## Crema\n\ncrema{i}\n"),
+        );
+    }
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    env.run(&["kb", "add", "team", dir, "--store", &pg.url(&db)])
+        .success();
+    let same = |env: &Env| {
+        for q in QUERIES
+            .iter()
+            .chain(&["word7 grinder", "crema3", "espresso"])
+        {
+            let (a, b) = (search(env, "local", q), search(env, "team", q));
+            assert_eq!(found(&a), found(&b), "{q}");
+        }
+    };
+    let counted = pg.assert_counts(&db, "team");
+    assert!(counted > 50, "{counted} words counted");
+    same(&env);
+    // Edited, deleted and new notes.
+    env.project_file(
+        "notes/many/n03.md",
+        "# Note three\n\nNow about espresso only.\n",
+    );
+    std::fs::remove_file(env.project.join("notes/many/n04.md")).unwrap();
+    env.project_file("notes/many/new.md", "# New\n\nA fresh espresso note.\n");
+    for base in ["local", "team"] {
+        env.run(&["kb", "sync", base]).success();
+    }
+    pg.assert_counts(&db, "team");
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT n FROM ai_kb_team.freqs WHERE word = 'espresso'"
+        ),
+        "2"
+    );
+    assert_eq!(
+        pg.psql(&db, "SELECT n FROM ai_kb_team.freqs WHERE word = 'crema4'"),
+        "0"
+    );
+    same(&env);
+    // Keywords made anew (another keyword scheme): every passage's words rewritten.
+    pg.psql(
+        &db,
+        "UPDATE ai_kb_team.meta SET value = 'older' WHERE key = 'keywords'",
+    );
+    env.run(&["kb", "sync", "team"]).success();
+    pg.assert_counts(&db, "team");
+    same(&env);
+    // A rebuild, made beside and put in place.
+    env.run(&["kb", "sync", "--full", "team"]).success();
+    pg.assert_counts(&db, "team");
+    same(&env);
+    // A base of schema 2 (as the `ai` before this one made it) is counted when first opened,
+    // by a search too, and then kept; its searches find what they found, scored the same.
+    let all =
+        |env: &Env| -> Vec<Vec<Value>> { QUERIES.iter().map(|q| search(env, "team", q)).collect() };
+    let before = all(&env);
+    pg.psql(&db, &before_counts("team"));
+    assert_eq!(all(&env), before);
+    same(&env);
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT value FROM ai_kb_team.meta WHERE key = 'schema'"
+        ),
+        "3"
+    );
+    pg.assert_counts(&db, "team");
+    env.project_file("notes/many/n05.md", "# Note five\n\nespresso again.\n");
+    env.run(&["kb", "sync", "team"]).success();
+    pg.assert_counts(&db, "team");
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT n FROM ai_kb_team.freqs WHERE word = 'espresso'"
+        ),
+        "3"
+    );
 }
 
 #[test]

@@ -422,6 +422,35 @@ impl Pg {
         );
     }
 
+    /// The counts base `base` keeps as its rows are written (schema 3) are those of its
+    /// rows: each word's passages, and the passages. Returns how many words it counts.
+    pub fn assert_counts(&self, db: &str, base: &str) -> usize {
+        let s = format!("ai_kb_{base}");
+        let wrong = self.psql(
+            db,
+            &format!(
+                "SELECT coalesce(a.lexeme, b.word) || ' ' || coalesce(a.n, 0) || '/' || coalesce(b.n, 0)
+                 FROM (SELECT lexeme, count(*) AS n FROM {s}.chunks, unnest(words) GROUP BY lexeme) a
+                 FULL JOIN (SELECT word, n FROM {s}.freqs WHERE n <> 0) b ON a.lexeme = b.word
+                 WHERE a.n IS DISTINCT FROM b.n LIMIT 5"
+            ),
+        );
+        assert_eq!(
+            wrong, "",
+            "words counted otherwise than they are (counted/kept)"
+        );
+        assert_eq!(
+            self.psql(
+                db,
+                &format!("SELECT value FROM {s}.meta WHERE key = 'passages'")
+            ),
+            self.psql(db, &format!("SELECT count(*) FROM {s}.chunks"))
+        );
+        self.psql(db, &format!("SELECT count(*) FROM {s}.freqs WHERE n > 0"))
+            .parse()
+            .expect("a count")
+    }
+
     /// Run `sql` in `db`; its rows, `|`-separated, one a line.
     pub fn psql(&self, db: &str, sql: &str) -> String {
         let out = self.psql_command(db, sql).output().expect("psql");

@@ -25,8 +25,8 @@ use postgres::types::{ToSql, Type};
 use postgres::{Client, Statement};
 
 use super::{
-    Keywords, Kind, Known, Linked, NoteRow, Passage, PassageRow, Store, StoreError, StoreResult,
-    Table,
+    Keywords, Kind, Known, Linked, NoteNames, NoteRow, Passage, PassageRow, Store, StoreError,
+    StoreResult, Table,
 };
 use crate::error::{Error, Result};
 use crate::kb::linked;
@@ -36,7 +36,7 @@ mod records;
 mod search;
 
 /// Bumped when the tables change shape; a newer one is refused with a hint.
-pub(crate) const SCHEMA: u32 = 2;
+pub(crate) const SCHEMA: u32 = 3;
 
 pub(crate) struct Postgres {
     client: RefCell<Client>,
@@ -571,6 +571,59 @@ CREATE TABLE unread (
 );
 ";
 
+/// What schema 3 added: in how many passages each word is (`freqs`, a word as the `words`
+/// column holds it), and how many passages there are (`passages` in `meta`), kept by the
+/// server itself as rows are written: a search reads them in one indexed lookup where it
+/// counted the passages of each of its words (a common word: most of the table). Triggers, so
+/// that every writer keeps them (a sync, a copy, a keyword migration, an older path) in the
+/// transaction that writes the rows: a sync killed midway leaves rows and counts as they were.
+/// Inserts and deletes are counted a statement at a time; a change of `words` row by row
+/// (the vectors' updates never fire it). The functions name the tables by the schema of the
+/// rows, so a rebuild or copy renamed into place keeps counting its own.
+const COUNTS: &str = "
+CREATE TABLE freqs (word text PRIMARY KEY, n bigint NOT NULL);
+INSERT INTO meta VALUES ('passages', '0');
+CREATE FUNCTION counted_added() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('INSERT INTO %I.freqs AS f (word, n)
+                      SELECT lexeme, count(*) FROM added, unnest(added.words)
+                      GROUP BY lexeme ORDER BY lexeme
+                  ON CONFLICT (word) DO UPDATE SET n = f.n + excluded.n', TG_TABLE_SCHEMA);
+  EXECUTE format('UPDATE %I.meta SET value = (value::bigint + (SELECT count(*) FROM added))::text
+                  WHERE key = ''passages''', TG_TABLE_SCHEMA);
+  RETURN NULL;
+END $f$;
+CREATE FUNCTION counted_gone() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('UPDATE %I.freqs AS f SET n = f.n - g.k
+                  FROM (SELECT lexeme, count(*) AS k FROM gone, unnest(gone.words)
+                        GROUP BY lexeme) g
+                  WHERE f.word = g.lexeme', TG_TABLE_SCHEMA);
+  EXECUTE format('UPDATE %I.meta SET value = (value::bigint - (SELECT count(*) FROM gone))::text
+                  WHERE key = ''passages''', TG_TABLE_SCHEMA);
+  RETURN NULL;
+END $f$;
+CREATE FUNCTION counted_words() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+  IF OLD.words IS NOT NULL THEN
+    EXECUTE format('UPDATE %I.freqs SET n = n - 1 WHERE word = ANY($1)', TG_TABLE_SCHEMA)
+      USING tsvector_to_array(OLD.words);
+  END IF;
+  IF NEW.words IS NOT NULL THEN
+    EXECUTE format('INSERT INTO %I.freqs AS f (word, n) SELECT w, 1 FROM unnest($1) AS w
+                    ORDER BY w ON CONFLICT (word) DO UPDATE SET n = f.n + 1', TG_TABLE_SCHEMA)
+      USING tsvector_to_array(NEW.words);
+  END IF;
+  RETURN NULL;
+END $f$;
+CREATE TRIGGER chunks_added AFTER INSERT ON chunks REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION counted_added();
+CREATE TRIGGER chunks_gone AFTER DELETE ON chunks REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION counted_gone();
+CREATE TRIGGER chunks_words AFTER UPDATE OF words ON chunks
+    FOR EACH ROW WHEN (OLD.words IS DISTINCT FROM NEW.words) EXECUTE FUNCTION counted_words();
+";
+
 /// How many passage rows a sync writes before it tidies the table at its end (`finish_sync`):
 /// a first sync or a large change, not an edit of a few notes.
 const VACUUM_AFTER: usize = 1_000;
@@ -787,6 +840,7 @@ impl Postgres {
                      EXECUTE $t${TABLES}$t$;
                      EXECUTE $t${HEADS}$t$;
                      EXECUTE $t${LINKS_UNREAD}$t$;
+                     EXECUTE $t${COUNTS}$t$;
                      INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('chunker', '{}'),
                          ('keywords', '{}');
                    END IF;
@@ -803,6 +857,9 @@ impl Postgres {
         self.exec(&format!("SET search_path = {schema}, public"))?;
         if self.meta("schema")?.as_deref() == Some("1") {
             self.migrate_1()?;
+        }
+        if self.meta("schema")?.as_deref() == Some("2") {
+            self.migrate_2()?;
         }
         match self.meta("schema")? {
             Some(v) if v == SCHEMA.to_string() => Ok(()),
@@ -859,6 +916,31 @@ impl Postgres {
                IF (SELECT value FROM meta WHERE key = 'schema') = '1' THEN
                  EXECUTE $t${LINKS_UNREAD}$t$;
                  UPDATE notes SET mtime = -1;
+                 UPDATE meta SET value = '2' WHERE key = 'schema';
+               END IF;
+             END $$;
+             COMMIT;"
+        ));
+        if done.is_err() {
+            self.exec("ROLLBACK").ok();
+        }
+        done
+    }
+
+    /// Schema 2 to 3: the counts of words and passages ([`COUNTS`]), counted once from the
+    /// rows. The table is locked against writers first (a sync of another machine under way
+    /// finishes before, the next one waits), so no row is written between the count and the
+    /// triggers that keep it. Under the lock of makers, once.
+    fn migrate_2(&self) -> StoreResult<()> {
+        let done = self.exec(&format!(
+            "BEGIN;
+             SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
+             LOCK TABLE chunks IN SHARE ROW EXCLUSIVE MODE;
+             DO $$ BEGIN
+               IF (SELECT value FROM meta WHERE key = 'schema') = '2' THEN
+                 EXECUTE $t${COUNTS}$t$;
+                 INSERT INTO freqs SELECT lexeme, count(*) FROM chunks, unnest(words) GROUP BY lexeme;
+                 UPDATE meta SET value = (SELECT count(*) FROM chunks)::text WHERE key = 'passages';
                  UPDATE meta SET value = '{SCHEMA}' WHERE key = 'schema';
                END IF;
              END $$;
@@ -1134,7 +1216,11 @@ impl Store for Postgres {
     }
 
     fn passages(&self) -> StoreResult<u64> {
-        self.count("SELECT count(*) FROM chunks")
+        // Kept by the server as rows are written ([`COUNTS`]).
+        match self.meta("passages")?.and_then(|v| v.parse::<u64>().ok()) {
+            Some(n) => Ok(n),
+            None => self.count("SELECT count(*) FROM chunks"),
+        }
     }
 
     fn embedded(&self) -> StoreResult<u64> {
@@ -1594,7 +1680,49 @@ impl Store for Postgres {
              LIMIT 1",
             &[&bare, &lit],
         )?;
+        if r.is_some() {
+            return r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e));
+        }
+        // As the SQLite store: else one of its aliases (a line of `aliases`), any case.
+        let r = self.row(
+            "SELECT id, title, ordering, path FROM notes
+             WHERE (E'\\n' || aliases || E'\\n') ILIKE '%' || E'\\n' || $1::text || E'\\n' || '%'
+             ORDER BY path NOT LIKE '%/%' DESC, length(path), path COLLATE \"C\"
+             LIMIT 1",
+            &[&linked::literal(name)],
+        )?;
         r.map(|r| linked(&r)).transpose().map_err(|e| self.err(&e))
+    }
+
+    fn note_names(&self, cs: &[i64]) -> StoreResult<Vec<NoteNames>> {
+        let rows = self.rows(
+            "SELECT n.id, n.title, n.path, n.aliases
+             FROM unnest($1::bigint[]) WITH ORDINALITY AS u(c, i)
+             JOIN chunks ch ON ch.c = u.c JOIN notes n ON n.n = ch.note ORDER BY u.i",
+            &[&cs],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(NoteNames {
+                    id: r.try_get(0)?,
+                    title: r.try_get(1)?,
+                    path: r.try_get(2)?,
+                    aliases: r.try_get(3)?,
+                })
+            })
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.err(&e))
+    }
+
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>> {
+        let rows = self.rows(
+            "SELECT c.c FROM chunks c JOIN notes n ON n.n = c.note WHERE n.id = $1 ORDER BY c.seq",
+            &[&id],
+        )?;
+        rows.iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.err(&e))
     }
 
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {

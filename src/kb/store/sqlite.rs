@@ -26,15 +26,19 @@ mod records;
 #[cfg(test)]
 use super::fold;
 use super::{
-    Keywords, Kind, Known, Linked, NoteRow, Passage, PassageRow, Store, StoreError, StoreResult,
-    Table, dir, remove_at, vectors_file,
+    Keywords, Kind, Known, Linked, NoteNames, NoteRow, Passage, PassageRow, Store, StoreError,
+    StoreResult, Table, dir, remove_at, vectors_file,
 };
 use crate::config::Home;
 use crate::error::{Error, Result};
 use crate::kb::{linked, vectors};
 
 /// Bumped when the tables change shape: an older index is rebuilt by `ai kb sync --full`.
-pub(crate) const SCHEMA: &str = "1";
+/// "2": vectors are stored in 8 bits ([`vectors::to_blob`]); an index of schema [`SCHEMA_F32`]
+/// is read as it is and converted by its next sync ([`Sqlite::migrate_vectors`]).
+pub(crate) const SCHEMA: &str = "2";
+/// The schema before: the same tables, vectors as f32s.
+const SCHEMA_F32: &str = "1";
 /// Bumped when chunking changes: an index chunked otherwise is rebuilt on its next sync.
 pub(crate) const CHUNKER: &str = "1";
 /// Bumped when what the keyword tables hold changes: the next sync re-indexes the keywords of
@@ -45,6 +49,8 @@ pub(crate) const KEYWORDS: &str = "2";
 /// folded text, "2": its distinct words of 4 or more characters). Like [`KEYWORDS`]: the next
 /// sync indexes the keywords again, keeping passages and vectors.
 const GRAMS: &str = "2";
+/// `meta.compact` when the index is to be rewritten whole (its vectors were converted).
+const VACUUM_DUE: &str = "vacuum";
 /// The page size of a new index, and of an older one once it is compacted.
 const PAGE_SIZE: u32 = 16384;
 
@@ -121,6 +127,8 @@ pub(crate) struct Sqlite {
     vocab: Cell<bool>,
     /// Whether this connection has made sure the log of vectors written exists.
     log_ready: Cell<bool>,
+    /// The bytes [`Sqlite::migrate_vectors`] gave back (before, after), for the sync's notice.
+    migrated: Cell<Option<(u64, u64)>>,
 }
 
 /// What a SQLite failure means for the user.
@@ -191,6 +199,7 @@ impl Sqlite {
             path,
             vocab: Cell::new(false),
             log_ready: Cell::new(false),
+            migrated: Cell::new(None),
         };
         index.prepare(create)?;
         Ok(index)
@@ -227,7 +236,7 @@ impl Sqlite {
             .map_err(|e| self.damaged(&e))?;
         }
         match self.meta("schema")? {
-            Some(v) if v == SCHEMA => Ok(()),
+            Some(v) if v == SCHEMA || v == SCHEMA_F32 => Ok(()),
             Some(v) => {
                 let newer = v.parse::<u64>().ok() > SCHEMA.parse::<u64>().ok();
                 Err(self.error(Kind::Refused { found: v, newer }, ""))
@@ -265,6 +274,68 @@ impl Sqlite {
             .query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n.max(0) as u64)
             .map_err(|e| self.damaged(&e))
+    }
+
+    /// The dimensions of the index's vectors (0 before the first).
+    pub(crate) fn dims(&self) -> StoreResult<usize> {
+        Ok(self
+            .meta("dimensions")?
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Convert an index of schema 1 (vectors as f32s) to schema 2 (8 bits: a quarter of the
+    /// bytes), in one transaction, keeping every vector (nothing is embedded again), and mark
+    /// it to be compacted at the end of the sync. The side file is left as it is: its records
+    /// were quantized the same way. Called by the index's only writer, before a sync writes.
+    pub(crate) fn migrate_vectors(&self) -> StoreResult<bool> {
+        if self.meta("schema")?.as_deref() != Some(SCHEMA_F32) {
+            return Ok(false);
+        }
+        let dims = self.dims()?;
+        let f32_len = (dims * 4) as i64;
+        let result = (|| -> rusqlite::Result<(u64, u64)> {
+            let c = &self.conn;
+            c.execute_batch("BEGIN IMMEDIATE")?;
+            let (mut before, mut after) = (0u64, 0u64);
+            let mut from = i64::MIN;
+            let mut read = c.prepare(
+                "SELECT c, vector FROM chunks WHERE c > ?1 AND length(vector) = ?2
+                 ORDER BY c LIMIT 1000",
+            )?;
+            let mut write = c.prepare("UPDATE chunks SET vector = ?2 WHERE c = ?1")?;
+            loop {
+                let rows: Vec<(i64, Vec<u8>)> = read
+                    .query_map(params![from, f32_len], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let Some(last) = rows.last() else { break };
+                from = last.0;
+                for (chunk, blob) in &rows {
+                    let Some(stored) = vectors::compact_blob(blob, dims) else {
+                        continue;
+                    };
+                    before += blob.len() as u64;
+                    after += stored.len() as u64;
+                    write.execute(params![chunk, stored.as_ref()])?;
+                }
+            }
+            c.execute_batch(&format!(
+                "INSERT INTO meta VALUES ('schema', '{SCHEMA}'), ('compact', '{VACUUM_DUE}')
+                     ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+                 COMMIT;"
+            ))?;
+            Ok((before, after))
+        })();
+        match result {
+            Ok(sizes) => {
+                self.migrated.set(Some(sizes));
+                Ok(true)
+            }
+            Err(e) => {
+                self.rollback();
+                Err(self.damaged(&e))
+            }
+        }
     }
 
     /// Note that passage `c`'s vector was written, for the side file (`vectors::update`).
@@ -558,6 +629,7 @@ impl Store for Sqlite {
 
     fn vectors_of(&self, n: i64) -> StoreResult<HashMap<String, Vec<f32>>> {
         let mut kept = HashMap::new();
+        let dims = self.dims()?;
         let mut st = self
             .conn
             .prepare_cached(
@@ -571,7 +643,9 @@ impl Store for Sqlite {
             .map_err(|e| self.damaged(&e))?;
         for row in rows {
             let (h, v) = row.map_err(|e| self.damaged(&e))?;
-            kept.insert(h, vectors::from_blob(&v));
+            if let Some(v) = vectors::from_blob(&v, dims) {
+                kept.insert(h, v);
+            }
         }
         Ok(kept)
     }
@@ -706,6 +780,16 @@ impl Store for Sqlite {
                 self.name
             ));
         }
+        let migrated = self.migrated.take();
+        if let Some((before, after)) = migrated {
+            let earlier = notice.take().map(|n| n + "\n").unwrap_or_default();
+            notice = Some(format!(
+                "{earlier}ai: the vectors of knowledge base {} are stored in 8 bits now: {:.1} MB instead of {:.1} MB (nothing re-embedded)",
+                self.name,
+                after as f64 / 1e6,
+                before as f64 / 1e6
+            ));
+        }
         // Fold the write-ahead log back so the index is one file at rest.
         let _ = self
             .conn
@@ -714,6 +798,14 @@ impl Store for Sqlite {
         // the keyword tables were emptied to be indexed again (by this sync or one that died),
         // so the pages they had are free and the new ones spread over them; or the index was
         // compacted while another process had it open, and its pages are still small.
+        // Vectors converted to 8 bits leave their rows' pages three-quarters empty, not free:
+        // only a VACUUM gives the room back.
+        // (`meta.compact` = "vacuum" until it is done: a sync that dies first leaves it to the next.)
+        if (migrated.is_some() || self.meta("compact")?.as_deref() == Some(VACUUM_DUE))
+            && self.conn.execute_batch("VACUUM").is_ok()
+        {
+            self.set_meta("compact", Some("1"))?;
+        }
         let pending = self.meta("compact")?.is_some();
         if let Ok(done) = self.compact(pending) {
             let still = done.small_pages && (pending || done.vacuumed);
@@ -812,6 +904,46 @@ impl Store for Sqlite {
         linked::find(&self.conn, name).map_err(|e| self.damaged(&e))
     }
 
+    fn note_names(&self, cs: &[i64]) -> StoreResult<Vec<NoteNames>> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT n.id, n.title, n.path, n.aliases FROM chunks c JOIN notes n ON n.n = c.note
+                 WHERE c.c = ?1",
+            )
+            .map_err(|e| self.damaged(&e))?;
+        let mut out = Vec::with_capacity(cs.len());
+        for c in cs {
+            let row = st
+                .query_row([c], |r| {
+                    Ok(NoteNames {
+                        id: r.get(0)?,
+                        title: r.get(1)?,
+                        path: r.get(2)?,
+                        aliases: r.get(3)?,
+                    })
+                })
+                .optional()
+                .map_err(|e| self.damaged(&e))?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    fn passages_of_note(&self, id: &str) -> StoreResult<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT c.c FROM chunks c JOIN notes n ON n.n = c.note WHERE n.id = ?1 ORDER BY c.seq",
+            )
+            .map_err(|e| self.damaged(&e))?;
+        let rows = st
+            .query_map([id], |r| r.get(0))
+            .map_err(|e| self.damaged(&e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged(&e))
+    }
+
     fn linked_from(&self, note: &Linked) -> StoreResult<Vec<Linked>> {
         linked::linked_from(&self.conn, note).map_err(|e| self.damaged(&e))
     }
@@ -821,6 +953,7 @@ impl Store for Sqlite {
     }
 
     fn prepare_sync(&self) -> StoreResult<()> {
+        self.migrate_vectors()?;
         let has_links = linked::has_links(&self.conn).map_err(|e| self.damaged(&e))?;
         let mark = if has_links {
             ""

@@ -5,7 +5,7 @@
 use postgres::types::ToSql;
 
 use super::super::{Keywords, LinkRecord, NoteRecord, PassageRecord, Records, StoreResult};
-use super::{HEADS, LINKS_UNREAD, Postgres, SCHEMA, TABLES, UNACCENT, quote_ident};
+use super::{COUNTS, HEADS, LINKS_UNREAD, Postgres, SCHEMA, TABLES, UNACCENT, quote_ident};
 use crate::error::{Error, Result};
 
 impl Postgres {
@@ -38,6 +38,7 @@ impl Postgres {
              {TABLES}
              {HEADS}
              {LINKS_UNREAD}
+             {COUNTS}
              INSERT INTO meta VALUES ('schema', '{SCHEMA}');",
             staging = pg.staging()?
         ));

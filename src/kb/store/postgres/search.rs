@@ -22,24 +22,33 @@ impl Postgres {
             .map_err(|e| self.err(&e))
     }
 
-    /// In how many passages the words table has each word, counted up to `cap`.
+    /// In how many passages the words table has each word (a word that is more than one
+    /// lexeme to the server's parser: counted, up to `cap`).
     pub(super) fn doc_freqs_at_once(&self, words: &[String], cap: u64) -> StoreResult<Vec<u64>> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
         let queries: Vec<String> = words.iter().map(|w| lexeme(w, "")).collect();
         let cap = i64::try_from(cap).unwrap_or(i64::MAX);
-        // Each count its own index scan (the tsqueries made once); stopping at `cap` spares
-        // the heap pages of a word found nearly everywhere.
+        // A word of one lexeme is looked up in the counts the server keeps ([`super::COUNTS`]):
+        // its query is that lexeme, and the passages it matches are those whose `words` hold it.
         let rows = self.typed(
             &format!(
                 "WITH q AS MATERIALIZED (
-                     SELECT array_agg(to_tsquery('simple', {UNACCENT}(w)) ORDER BY i) AS qs
-                     FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i))
-                 SELECT (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ qs[i] LIMIT $2) m)
-                 FROM q, generate_subscripts(qs, 1) AS i ORDER BY i"
+                     SELECT i, to_tsquery('simple', {UNACCENT}(l)) AS tq,
+                         to_tsvector('simple', {UNACCENT}(w)) AS tv
+                     FROM unnest($1::text[], $3::text[]) WITH ORDINALITY AS u(l, w, i))
+                 SELECT CASE WHEN numnode(tq) = 1 AND length(tv) = 1
+                     THEN coalesce((SELECT n FROM freqs WHERE word = (tsvector_to_array(tv))[1]), 0)
+                     ELSE (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ tq LIMIT $2) m)
+                 END
+                 FROM q ORDER BY i"
             ),
-            &[(&queries, Type::TEXT_ARRAY), (&cap, Type::INT8)],
+            &[
+                (&queries, Type::TEXT_ARRAY),
+                (&cap, Type::INT8),
+                (&words, Type::TEXT_ARRAY),
+            ],
         )?;
         self.counts(&rows, words.len())
     }

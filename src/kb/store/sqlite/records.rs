@@ -55,6 +55,7 @@ impl Records for Sqlite {
     }
 
     fn passages_after(&self, after: i64, limit: usize) -> StoreResult<Vec<PassageRecord>> {
+        let dims = self.dims()?;
         let mut st = self
             .conn
             .prepare_cached(
@@ -74,7 +75,7 @@ impl Records for Sqlite {
                 hash: r.get(7)?,
                 vector: r
                     .get::<_, Option<Vec<u8>>>(8)?
-                    .map(|b| vectors::from_blob(&b)),
+                    .and_then(|b| vectors::from_blob(&b, dims)),
             })
         })
         .map_err(|e| self.damaged(&e))?
