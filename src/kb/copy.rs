@@ -143,15 +143,6 @@ pub(crate) fn run(
     Ok(copied)
 }
 
-/// Stop here when Ctrl+C came (also one still on its way to the signal thread).
-fn check_interrupt() -> Result<()> {
-    if signal::interrupted_now() {
-        Err(Error::Interrupted)
-    } else {
-        Ok(())
-    }
-}
-
 /// Copy every row of `source` (reading) into `target` (in its transaction), check the counts,
 /// and commit the target.
 fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
@@ -172,7 +163,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     let mut notes: HashMap<i64, Of> = HashMap::new();
     let mut after = i64::MIN;
     loop {
-        check_interrupt()?;
+        signal::stop_if_interrupted()?;
         let rows = src.notes_after(after, PAGE)?;
         let Some(last) = rows.last() else { break };
         after = last.n;
@@ -193,7 +184,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     let mut dims = 0;
     let mut after = i64::MIN;
     loop {
-        check_interrupt()?;
+        signal::stop_if_interrupted()?;
         let rows = src.passages_after(after, PAGE)?;
         let Some(last) = rows.last() else { break };
         after = last.c;
@@ -216,7 +207,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     drop(notes);
     let mut after = i64::MIN;
     loop {
-        check_interrupt()?;
+        signal::stop_if_interrupted()?;
         let rows = src.links_after(after, PAGE * 4)?;
         let Some((last, _)) = rows.last() else { break };
         after = *last;
@@ -227,7 +218,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     for (path, size, mtime, why) in &unread {
         target.set_unread(path, (*size, *mtime), Some(why))?;
     }
-    check_interrupt()?;
+    signal::stop_if_interrupted()?;
     dst.finish_copy(dims)?;
     // Verified before it counts: the target holds what the source holds.
     let counts = |ix: &Index, unread: u64| -> Result<Copied> {
@@ -248,7 +239,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
         ))
         .hint("this is a bug in ai: please report it with the command that failed"));
     }
-    check_interrupt()?;
+    signal::stop_if_interrupted()?;
     dst.switch_copy(force)?;
     target.commit()?;
     Ok(got)

@@ -98,6 +98,11 @@ impl Searcher {
             ui.warn(&format!(
                 "knowledge base {name} was indexed by an older version of ai: its keywords are searched without stemming until: ai kb sync {name}"
             ));
+        } else if index.meta("reindexing")?.is_some() {
+            // A sync that indexes the keywords again (a newer version's) stopped before the end.
+            ui.warn(&format!(
+                "the keywords of knowledge base {name} are being indexed again, and a sync stopped before it finished: notes not yet indexed are not found by their words until: ai kb sync {name}"
+            ));
         }
         let embedder = match index.meta("embed")? {
             Some(spec) if index.meta("dimensions")?.is_some() => {

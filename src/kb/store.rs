@@ -261,7 +261,8 @@ pub(crate) trait Store {
         Ok(self.meta("keywords")?.as_deref() == Some(KEYWORDS))
     }
     /// Bring the keyword tables of an older index to [`KEYWORDS`]: the keyword tables emptied
-    /// and every note marked to be read again by the sync that called this.
+    /// and every note marked to be read again by the sync that called this; `meta.reindexing`
+    /// says so until a sync has read them all (searches meanwhile miss the others' words).
     fn migrate_keywords(&self) -> StoreResult<()>;
 
     // Stats.

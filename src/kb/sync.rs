@@ -341,7 +341,9 @@ fn run_with(
             in_tx = 0;
         }
     }
-    let interrupted = signal::interrupted();
+    // Also a Ctrl+C the signal thread has not seen yet: the deletions below are only for a
+    // scan that was not stopped.
+    let interrupted = signal::interrupted_now();
     if !interrupted {
         // Only a complete scan may say what is gone.
         let t = tx.as_ref().expect("a transaction is open");
@@ -358,6 +360,8 @@ fn run_with(
                 ix.set_unread(path, (0, 0), None)?;
             }
         }
+        // Every note's keywords are indexed again, when a migration had emptied them.
+        ix.set_meta("reindexing", None)?;
     }
     commit(tx.take())?;
     progress.finish();
@@ -385,6 +389,8 @@ fn run_with(
     }
     if rebuilding {
         drop(tx);
+        // Stopped before the switch: the index in use stays as it was.
+        signal::stop_if_interrupted()?;
         store::switch(home, name, ix)?;
     }
     Ok(counts)

@@ -698,3 +698,50 @@ fn a_grounded_turn_sees_notes_written_since_the_last_sync() {
     );
     assert!(out.stderr.contains("Zeppelin mooring"), "{}", out.stderr);
 }
+
+#[test]
+fn a_keyword_migration_stopped_midway_says_so_until_a_sync_finishes_it() {
+    if kb_store::sqlite_only("writes a SQLite index of the version before by hand") {
+        return;
+    }
+    let env = Env::echo();
+    let dir = folder(&env, MIXED);
+    add(&env, &dir);
+    let db = env.home.join("kb/vault.sqlite");
+    // An index as the version before wrote it: the whole text as trigrams.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "DROP TABLE grams;
+         CREATE VIRTUAL TABLE grams USING fts5(title, heading, text, content='',
+             contentless_delete=1, tokenize='trigram remove_diacritics 1');
+         INSERT INTO grams(rowid, title, heading, text)
+             SELECT c.c, lower(n.title), lower(c.heading), lower(c.text)
+             FROM chunks c JOIN notes n ON n.n = c.note;
+         DELETE FROM meta WHERE key = 'grams';",
+    )
+    .unwrap();
+    // Its sync waits to empty the keyword tables (another writer), is stopped there by
+    // Ctrl+C, and so re-indexes none of the notes it emptied them of.
+    c.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let sync = env.spawn(&["kb", "sync", "vault"]);
+    wait_for("the sync to start the migration", || {
+        sync.stderr_now().contains("indexing its keywords again")
+    });
+    signal(sync.pid(), libc::SIGINT);
+    c.execute_batch("COMMIT").unwrap();
+    drop(c);
+    let out = sync.wait();
+    assert_eq!(out.code, Some(130), "{out:#?}");
+    // Searched meanwhile: what it misses is said, with the fix.
+    let out = env.run(&["kb", "search", "vault", "tape"]);
+    assert!(
+        out.stderr.contains("ai kb sync vault"),
+        "a search of a half re-indexed base says nothing: {out:#?}"
+    );
+    env.run(&["kb", "sync", "vault"]).success();
+    let out = env
+        .run(&["kb", "search", "vault", "tape", "--json"])
+        .success();
+    assert!(!out.stderr.contains("kb sync"), "{}", out.stderr);
+    assert_eq!(paths(out.json().as_array().unwrap()), vec!["tape.md"]);
+}

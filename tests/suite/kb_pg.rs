@@ -794,3 +794,53 @@ fn the_counts_searches_read_follow_every_write_and_a_base_without_them_is_counte
         "3"
     );
 }
+
+#[test]
+fn a_full_sync_stopped_while_its_switch_waits_keeps_the_base_it_had() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    env.run(&["kb", "sync", "team"]).success();
+    env.project_file("notes/zebra.md", "# Zebra\n\nStripes of the zebra.\n");
+    // A long search holds the old tables: the rebuild is made beside them, then waits to
+    // put itself in their place.
+    let reader = pg.hold(
+        &db,
+        "BEGIN; LOCK TABLE ai_kb_team.notes IN ACCESS SHARE MODE;",
+    );
+    wait_for("the reader's lock", || {
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.notes'::regclass AND granted",
+        ) == "1"
+    });
+    let sync = env.spawn(&["kb", "sync", "team", "--full"]);
+    wait_for("the switch waiting for the old tables", || {
+        pg.psql(
+            &db,
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ai'
+                 AND datname = '{db}' AND wait_event_type = 'Lock'"
+            ),
+        ) == "1"
+    });
+    // Ctrl+C there, then the reader lets go: the rebuild is not put in place.
+    signal(sync.pid(), libc::SIGINT);
+    drop(reader);
+    let out = sync.wait();
+    assert_eq!(out.code, Some(130), "{out:#?}");
+    assert!(search(&env, "team", "zebra").is_empty(), "switched");
+    assert!(!search(&env, "team", "sicherung").is_empty());
+    // The next sync adds the new note to the base it had.
+    let out = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(out[0]["added"], 1, "{out}");
+    assert!(!search(&env, "team", "zebra").is_empty());
+}

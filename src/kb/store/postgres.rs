@@ -1041,16 +1041,24 @@ impl Postgres {
         self.rebuilding.set(false);
         let schema = self.schema();
         self.statements.borrow_mut().clear();
-        let done = self.exec(&format!(
-            "BEGIN;
-             DROP SCHEMA IF EXISTS {schema} CASCADE;
-             ALTER SCHEMA {beside} RENAME TO {schema};
-             SET search_path = {schema}, public;
-             COMMIT;"
-        ));
+        // The old tables' lock may be a long wait (a slow search holds them): a Ctrl+C meanwhile
+        // is looked at once it is taken, before the commit, and keeps the old base.
+        let done = self
+            .exec(&format!(
+                "BEGIN;
+                 DROP SCHEMA IF EXISTS {schema} CASCADE;
+                 ALTER SCHEMA {beside} RENAME TO {schema};"
+            ))
+            .map_err(Error::from)
+            .and_then(|()| crate::signal::stop_if_interrupted())
+            .and_then(|()| {
+                self.exec(&format!("SET search_path = {schema}, public; COMMIT;"))
+                    .map_err(Error::from)
+            });
         if let Err(e) = done {
             self.exec("ROLLBACK").ok();
-            return Err(e.into());
+            self.rebuilding.set(true);
+            return Err(e);
         }
         Ok(())
     }
@@ -1196,7 +1204,7 @@ impl Store for Postgres {
             "BEGIN;
              UPDATE chunks SET words = NULL;
              UPDATE notes SET mtime = -1, lang = NULL;
-             INSERT INTO meta VALUES ('keywords', '{}')
+             INSERT INTO meta VALUES ('keywords', '{}'), ('reindexing', '1')
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value;
              COMMIT;",
             super::KEYWORDS

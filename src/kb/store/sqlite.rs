@@ -461,7 +461,7 @@ impl Store for Sqlite {
                      contentless_delete=1, tokenize='trigram remove_diacritics 1');
                  UPDATE notes SET mtime = -1, lang = NULL;
                  INSERT INTO meta VALUES ('keywords', '{KEYWORDS}'), ('grams', '{GRAMS}'),
-                     ('compact', '1')
+                     ('compact', '1'), ('reindexing', '1')
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
             ))
