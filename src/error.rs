@@ -42,6 +42,19 @@ pub(crate) enum Error {
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// `Err(Interrupted)` when a signal came, also one still on its way to the listening thread
+/// ([`crate::signal::interrupted_now`]): the one check before a point of no return (the commit
+/// of a `kb copy`, the switch of a rebuilt index, the deletions of a sync), so that a Ctrl+C
+/// that came before it is never answered by an exit 0 after it. Here, not in `signal`, which
+/// `error` imports.
+pub(crate) fn stop_if_interrupted() -> Result<()> {
+    if crate::signal::interrupted_now() {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
 impl Error {
     pub(crate) fn usage(msg: impl Into<String>) -> Self {
         Error::Usage {

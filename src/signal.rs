@@ -276,18 +276,6 @@ pub(crate) fn interrupted_now() -> bool {
     interrupted()
 }
 
-/// `Err(Interrupted)` when a signal came, also one still on its way to the listening thread
-/// ([`interrupted_now`]): the one check before a point of no return (the commit of a `kb copy`,
-/// the switch of a rebuilt index, the deletions of a sync), so that a Ctrl+C that came before
-/// it is never answered by an exit 0 after it.
-pub(crate) fn stop_if_interrupted() -> crate::error::Result<()> {
-    if interrupted_now() {
-        Err(crate::error::Error::Interrupted)
-    } else {
-        Ok(())
-    }
-}
-
 /// A second signal was received: the process is ending with [`exit_code`].
 pub(crate) fn ending() -> bool {
     STATE.ending.load(Ordering::SeqCst) != 0

@@ -20,7 +20,7 @@ use super::lang::Lang;
 use super::store::{self, Index};
 use super::sync;
 use crate::config::{Config, Home};
-use crate::error::{Error, Result};
+use crate::error::{self, Error, Result};
 use crate::output::Ui;
 use crate::signal;
 
@@ -163,7 +163,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     let mut notes: HashMap<i64, Of> = HashMap::new();
     let mut after = i64::MIN;
     loop {
-        signal::stop_if_interrupted()?;
+        error::stop_if_interrupted()?;
         let rows = src.notes_after(after, PAGE)?;
         let Some(last) = rows.last() else { break };
         after = last.n;
@@ -184,7 +184,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     let mut dims = 0;
     let mut after = i64::MIN;
     loop {
-        signal::stop_if_interrupted()?;
+        error::stop_if_interrupted()?;
         let rows = src.passages_after(after, PAGE)?;
         let Some(last) = rows.last() else { break };
         after = last.c;
@@ -207,7 +207,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     drop(notes);
     let mut after = i64::MIN;
     loop {
-        signal::stop_if_interrupted()?;
+        error::stop_if_interrupted()?;
         let rows = src.links_after(after, PAGE * 4)?;
         let Some((last, _)) = rows.last() else { break };
         after = *last;
@@ -218,7 +218,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
     for (path, size, mtime, why) in &unread {
         target.set_unread(path, (*size, *mtime), Some(why))?;
     }
-    signal::stop_if_interrupted()?;
+    error::stop_if_interrupted()?;
     dst.finish_copy(dims)?;
     // Verified before it counts: the target holds what the source holds.
     let counts = |ix: &Index, unread: u64| -> Result<Copied> {
@@ -239,7 +239,7 @@ fn fill(source: &Index, target: &Index, force: bool) -> Result<Copied> {
         ))
         .hint("this is a bug in ai: please report it with the command that failed"));
     }
-    signal::stop_if_interrupted()?;
+    error::stop_if_interrupted()?;
     dst.switch_copy(force)?;
     target.commit()?;
     Ok(got)

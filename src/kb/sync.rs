@@ -22,7 +22,7 @@ use super::store::{self, Index, Keywords, Known, NoteRow, PassageRow, Tx, fold};
 use super::vectors;
 use crate::config::Home;
 use crate::config::kb::BaseConfig;
-use crate::error::{Error, Result};
+use crate::error::{self, Error, Result};
 use crate::output::Ui;
 use crate::signal;
 
@@ -390,7 +390,7 @@ fn run_with(
     if rebuilding {
         drop(tx);
         // Stopped before the switch: the index in use stays as it was.
-        signal::stop_if_interrupted()?;
+        error::stop_if_interrupted()?;
         store::switch(home, name, ix)?;
     }
     Ok(counts)

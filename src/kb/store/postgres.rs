@@ -1050,7 +1050,7 @@ impl Postgres {
                  ALTER SCHEMA {beside} RENAME TO {schema};"
             ))
             .map_err(Error::from)
-            .and_then(|()| crate::signal::stop_if_interrupted())
+            .and_then(|()| crate::error::stop_if_interrupted())
             .and_then(|()| {
                 self.exec(&format!("SET search_path = {schema}, public; COMMIT;"))
                     .map_err(Error::from)
