@@ -742,6 +742,16 @@ impl Postgres {
             .map_err(|e| self.err(&e))
     }
 
+    /// `sql` is a whole `BEGIN; … COMMIT;`: rolled back when any statement of it fails, so the
+    /// connection is usable again and nothing of it stays.
+    fn transaction(&self, sql: &str) -> StoreResult<()> {
+        let done = self.exec(sql);
+        if done.is_err() {
+            self.exec("ROLLBACK").ok();
+        }
+        done
+    }
+
     fn stmt(&self, sql: &str) -> StoreResult<Statement> {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
@@ -827,7 +837,7 @@ impl Postgres {
                 .hint(format!("build it with: ai kb sync {}", self.name)));
             }
             // One maker at a time (two machines adding the same base).
-            let made = self.exec(&format!(
+            let made = self.transaction(&format!(
                 "BEGIN;
                  SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
                  CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
@@ -849,10 +859,7 @@ impl Postgres {
                 super::CHUNKER,
                 super::KEYWORDS
             ));
-            if let Err(e) = made {
-                self.exec("ROLLBACK").ok();
-                return Err(self.extension_error(e));
-            }
+            made.map_err(|e| self.extension_error(e))?;
         }
         self.exec(&format!("SET search_path = {schema}, public"))?;
         if self.meta("schema")?.as_deref() == Some("1") {
@@ -909,7 +916,7 @@ impl Postgres {
     /// Schema 1 to 2: the links and unread tables, and every note marked to be read again
     /// (its next sync fills the links). Under the base's lock of makers, once.
     fn migrate_1(&self) -> StoreResult<()> {
-        let done = self.exec(&format!(
+        self.transaction(&format!(
             "BEGIN;
              SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
              DO $$ BEGIN
@@ -920,11 +927,7 @@ impl Postgres {
                END IF;
              END $$;
              COMMIT;"
-        ));
-        if done.is_err() {
-            self.exec("ROLLBACK").ok();
-        }
-        done
+        ))
     }
 
     /// Schema 2 to 3: the counts of words and passages ([`COUNTS`]), counted once from the
@@ -932,7 +935,7 @@ impl Postgres {
     /// finishes before, the next one waits), so no row is written between the count and the
     /// triggers that keep it. Under the lock of makers, once.
     fn migrate_2(&self) -> StoreResult<()> {
-        let done = self.exec(&format!(
+        self.transaction(&format!(
             "BEGIN;
              SELECT pg_advisory_xact_lock(hashtext('ai_kb'));
              LOCK TABLE chunks IN SHARE ROW EXCLUSIVE MODE;
@@ -945,11 +948,7 @@ impl Postgres {
                END IF;
              END $$;
              COMMIT;"
-        ));
-        if done.is_err() {
-            self.exec("ROLLBACK").ok();
-        }
-        done
+        ))
     }
 
     /// The note a link names, by the rules of [`linked::resolve`].
