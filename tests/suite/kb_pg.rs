@@ -572,6 +572,14 @@ fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says(
     );
     let out = refused("no_tls", &url, "does not offer TLS");
     assert!(out.stderr.contains("sslmode"), "{out:#?}");
+    // The front's server does not see TLS, so it cannot offer SCRAM-SHA-256-PLUS: a URL that
+    // requires channel binding is refused, naming it.
+    let out = refused(
+        "bound",
+        &base("127.0.0.1", "?channel_binding=require"),
+        "channel binding",
+    );
+    assert!(out.stderr.contains("channel_binding"), "{out:#?}");
     // And the server takes TLS only: what connected above was encrypted.
     let out = add("clear", &base("127.0.0.1", "?sslmode=disable"));
     assert_eq!(out.code, Some(3), "{out:#?}");
@@ -590,6 +598,115 @@ fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says(
     add("home_prefer", &base("127.0.0.1", "")).success();
     std::fs::copy(&ca, &root).unwrap();
     add("home_ca", &base("localhost", "?sslmode=require")).success();
+}
+
+#[test]
+fn a_server_with_tls_on_signs_ai_in_with_scram_and_channel_binding() {
+    // A real `ssl = on` server that takes TLS connections only, with SCRAM-SHA-256: the
+    // server itself sees TLS (the front above is a proxy), so SCRAM-SHA-256-PLUS ties the
+    // sign-in to its certificate. `channel_binding=require` makes the client refuse any other
+    // sign-in, so a connection proves the certificate's hash (RFC 5929's
+    // tls-server-end-point) was the one the server computed.
+    let Some(pg) = Pg::start_tls() else {
+        return;
+    };
+    let certs = pg.certs();
+    let ca = certs.join("ca.crt");
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let dir = dir.to_str().unwrap();
+    let url = |query: &str| format!("{}{query}", pg.url(&db));
+    let add = |name: &str, url: &str| env.run(&["kb", "add", name, dir, "--store", url, "--json"]);
+    // Debian 12's PostgreSQL has no pgvector package: there a base cannot be made, and the
+    // error that says so comes from a session that signed in.
+    let vector = pg.psql(
+        &db,
+        "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'",
+    ) == "1";
+    let log = || std::fs::read_to_string(pg.dir().join("log")).unwrap_or_default();
+    let ours = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("application_name=ai SSL enabled (protocol=TLSv1.3"))
+            .count()
+    };
+    let signs_in = |name: &str, url: &str| {
+        let before = ours(&log());
+        let out = add(name, url);
+        assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+        if vector {
+            assert_eq!(out.success().json()["added"], 4);
+            let hits = search(&env, name, "strasse");
+            assert_eq!(hits[0]["id"], "e0d27e3ad", "{hits:?}");
+        } else {
+            assert_eq!(out.code, Some(3), "{out:#?}");
+            assert!(
+                out.error().contains("cannot load the extension vector"),
+                "{out:#?}"
+            );
+        }
+        // The server logged ai's session as encrypted; only `hostssl … scram-sha-256` lets one in.
+        assert!(ours(&log()) > before, "{}", log());
+    };
+    let bound = "&channel_binding=require";
+    let verified = format!("?sslmode=verify-full&sslrootcert={}{bound}", ca.display());
+    signs_in("verified", &url(&verified));
+    signs_in("required", &url(&format!("?sslmode=require{bound}")));
+    signs_in("default", &url(""));
+    assert!(
+        log().contains("connection authenticated: identity=\"postgres\" method=scram-sha-256"),
+        "{}",
+        log()
+    );
+    // The hash follows the certificate's signature: SHA-384 and SHA-512 signatures, and
+    // RSA-PSS whose hash is among its parameters.
+    for (name, key, ca, sign) in [
+        (
+            "p384",
+            "ec -pkeyopt ec_paramgen_curve:secp384r1",
+            "ca",
+            "-sha384",
+        ),
+        ("rsa512", "rsa:2048", "rsa-ca", "-sha512"),
+        (
+            "pss384",
+            "rsa:2048",
+            "rsa-ca",
+            "-sha384 -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:digest",
+        ),
+    ] {
+        pg.use_certificate(name, key, ca, sign);
+        let roots = certs.join(format!("{ca}.crt"));
+        signs_in(
+            name,
+            &url(&format!(
+                "?sslmode=verify-full&sslrootcert={}{bound}",
+                roots.display()
+            )),
+        );
+    }
+
+    let refused = |name: &str, url: &str, says: &str| {
+        let out = add(name, url);
+        assert_eq!(out.code, Some(3), "{out:#?}");
+        assert!(out.error().contains(says), "{out:#?}");
+        assert!(out.stderr.contains("hint:"), "{out:#?}");
+        assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+        out
+    };
+    // Another authority did not sign the server's certificate.
+    let other = format!(
+        "?sslmode=verify-full&sslrootcert={}",
+        certs.join("other-ca.crt").display()
+    );
+    let out = refused("other", &url(&other), "did not prove who it is");
+    assert!(out.error().contains("UnknownIssuer"), "{out:#?}");
+    // Without TLS the server lets nobody in, and says so.
+    let out = refused("clear", &url("?sslmode=disable"), "no encryption");
+    assert!(
+        out.stderr.contains("takes TLS connections only"),
+        "{out:#?}"
+    );
 }
 
 #[test]

@@ -233,6 +233,26 @@ fn make_certificates(dir: &Path) {
     .expect("key mode");
 }
 
+/// The programs of the system's PostgreSQL (`/usr/lib/postgresql/VERSION/bin`, the newest)
+/// when it is built with OpenSSL.
+fn system_server() -> Option<PathBuf> {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, bin): &(u32, PathBuf)| bin.join("postgres").is_file())
+        .collect();
+    found.sort();
+    let (_, bin) = found.pop()?;
+    let out = Command::new(bin.join("pg_config"))
+        .arg("--configure")
+        .output()
+        .ok()?;
+    let configure = String::from_utf8_lossy(&out.stdout);
+    (configure.contains("--with-openssl") || configure.contains("--with-ssl=openssl"))
+        .then_some(bin)
+}
+
 fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("a free port");
     l.local_addr().expect("its address").port()
@@ -288,7 +308,64 @@ impl Pg {
         } else {
             pkg.join("pginstall")
         };
-        let bin = install.join("bin");
+        Some(Pg::launch(dir, install.join("bin"), root, |_| {}))
+    }
+
+    #[allow(dead_code)]
+    /// A server of its own with TLS on (`ssl = on`) that takes TLS connections only
+    /// (`hostssl` lines alone in pg_hba.conf, SCRAM-SHA-256), its certificate for 127.0.0.1
+    /// signed by an authority the test made ([`Pg::certs`]), and each connection logged
+    /// (`log_connections`). The wheel's PostgreSQL is built without OpenSSL, so this is the
+    /// system's (Debian's `postgresql` package: PostgreSQL 15 on Debian 12, which has no
+    /// pgvector package); skipped without it or without the openssl command, or failed
+    /// under `AI_REQUIRE_POSTGRES=1`.
+    pub fn start_tls() -> Option<Pg> {
+        let Some(bin) = system_server() else {
+            return skip(
+                "the TLS server test needs a PostgreSQL built with OpenSSL: apt-get install postgresql",
+            );
+        };
+        if Command::new("openssl")
+            .arg("version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            return skip("the TLS test needs the openssl command: apt-get install openssl");
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("ai-pg-ssl-")
+            .tempdir()
+            .expect("a temporary folder")
+            .keep();
+        let tls = dir.join("tls");
+        make_certificates(&tls);
+        Some(Pg::launch(dir, bin, is_root(), |data| {
+            std::fs::write(
+                data.join("pg_hba.conf"),
+                "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n",
+            )
+            .expect("pg_hba.conf");
+            let mut conf = std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join("postgresql.conf"))
+                .expect("postgresql.conf");
+            std::io::Write::write_all(
+                &mut conf,
+                format!(
+                    "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nlog_connections = on\n",
+                    tls.join("server.crt").display(),
+                    tls.join("server.key").display()
+                )
+                .as_bytes(),
+            )
+            .expect("postgresql.conf");
+        }))
+    }
+
+    /// Initialise a server of `bin`'s programs in `dir` (as `nobody` when `root`), let
+    /// `configure` change its data folder, start it on a free port.
+    fn launch(dir: PathBuf, bin: PathBuf, root: bool, configure: impl FnOnce(&Path)) -> Pg {
         let run_as: Vec<String> = if root {
             run(
                 Command::new("chown").args(["-R", "nobody"]).arg(&dir),
@@ -322,6 +399,7 @@ impl Pg {
                 .arg(format!("--pwfile={}", pwfile.display())),
             "initdb",
         );
+        configure(&data);
         let mut port = 0;
         for attempt in 0..5 {
             port = free_port();
@@ -363,14 +441,82 @@ impl Pg {
             .spawn()
             .expect("the server's guard");
         let pipe = guard.stdin.take();
-        Some(Pg {
+        Pg {
             port,
             bin,
             dir,
             run_as,
             guard,
             pipe,
-        })
+        }
+    }
+
+    #[allow(dead_code)]
+    /// The certificates of a [`Pg::start_tls`] server: `ca.crt` (the authority that signed
+    /// the server's), `other-ca.crt` (one that signed nothing of it), and more made by
+    /// [`Pg::use_certificate`].
+    pub fn certs(&self) -> PathBuf {
+        self.dir.join("tls")
+    }
+
+    #[allow(dead_code)]
+    /// Make a [`Pg::start_tls`] server present a new certificate for 127.0.0.1: a `key`
+    /// (`openssl req -newkey` argument) signed by the authority `ca` (`ca` or `rsa-ca` in
+    /// [`Pg::certs`]) with `openssl x509` options `sign` (the digest, RSA-PSS padding); returns
+    /// once new connections get it.
+    pub fn use_certificate(&self, name: &str, key: &str, ca: &str, sign: &str) {
+        let dir = self.certs();
+        let openssl = |args: String| {
+            run(
+                Command::new("openssl")
+                    .current_dir(&dir)
+                    .args(args.split_whitespace()),
+                "openssl",
+            )
+        };
+        if !dir.join(format!("{ca}.crt")).is_file() {
+            openssl(format!(
+                "req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=ai-test-{ca} \
+                 -addext basicConstraints=critical,CA:TRUE \
+                 -addext keyUsage=critical,keyCertSign,cRLSign -keyout {ca}.key -out {ca}.crt"
+            ));
+        }
+        openssl(format!(
+            "req -new -newkey {key} -nodes -subj /CN=127.0.0.1 -keyout {name}.key -out {name}.csr"
+        ));
+        openssl(format!(
+            "x509 -req -in {name}.csr -CA {ca}.crt -CAkey {ca}.key -CAcreateserial -days 2 \
+             -extfile server.ext -out {name}.crt {sign}"
+        ));
+        use std::os::unix::fs::PermissionsExt;
+        let key_file = dir.join(format!("{name}.key"));
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600))
+            .expect("key mode");
+        if !self.run_as.is_empty() {
+            run(
+                Command::new("chown").args(["-R", "nobody"]).arg(&dir),
+                "chown",
+            );
+        }
+        let cert = dir.join(format!("{name}.crt"));
+        // (ALTER SYSTEM runs outside a transaction: one statement a call.)
+        for (setting, file) in [("ssl_cert_file", &cert), ("ssl_key_file", &key_file)] {
+            self.psql(
+                "postgres",
+                &format!("ALTER SYSTEM SET {setting} = '{}'", file.display()),
+            );
+        }
+        self.psql("postgres", "SELECT pg_reload_conf()");
+        // The server reads its configuration and certificate again between two connections;
+        // a new session that sees the new setting was started after that.
+        let setting = cert.display().to_string();
+        for _ in 0..600 {
+            if self.psql("postgres", "SHOW ssl_cert_file") == setting {
+                return;
+            }
+            std::thread::yield_now();
+        }
+        panic!("the server did not take the new certificate {setting}");
     }
 
     #[allow(dead_code)]

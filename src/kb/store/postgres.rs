@@ -34,6 +34,7 @@ use crate::kb::linked;
 mod batch;
 mod records;
 mod search;
+mod tls;
 
 /// Bumped when the tables change shape; a newer one is refused with a hint.
 pub(crate) const SCHEMA: u32 = 3;
@@ -217,7 +218,7 @@ fn classify(e: &postgres::Error) -> Kind {
 /// protocol, would hold `ai` forever). Ctrl+C or a termination signal ends the wait.
 fn connect_within(
     config: &postgres::Config,
-    tls: tokio_postgres_rustls::MakeRustlsConnect,
+    tls: tls::MakeTls,
     place: &str,
     name: &str,
 ) -> Result<std::result::Result<Client, postgres::Error>> {
@@ -274,88 +275,6 @@ fn detail(e: &postgres::Error) -> String {
     }
 }
 
-/// How the server is checked, by libpq's `sslmode` and `sslrootcert` (which the client library
-/// does not know: they are taken out of the URL it is given).
-#[derive(Debug, Clone, PartialEq)]
-enum Check {
-    /// Encrypted when the server offers it (`prefer`) or insists (`require`), without asking
-    /// who the server is: libpq's way (SCRAM's channel binding still ties the sign-in to it).
-    Nothing,
-    /// The certificate is signed by an authority of `roots` (`verify-ca`, or `require` with an
-    /// `sslrootcert`).
-    Authority { roots: Roots },
-    /// …and is made out to the host of the URL (`verify-full`).
-    Full { roots: Roots },
-}
-
-/// The authorities a server's certificate is checked against.
-#[derive(Debug, Clone, PartialEq)]
-enum Roots {
-    /// A PEM file (`sslrootcert=FILE`, or `~/.postgresql/root.crt`).
-    File(std::path::PathBuf),
-    /// The public authorities (`sslrootcert=system`).
-    System,
-    /// None given and no `~/.postgresql/root.crt`.
-    Missing,
-}
-
-/// `url` as the client library reads it (`sslmode=verify-ca` and `verify-full` as `require`,
-/// no `sslrootcert`), and how to check the server.
-fn tls_settings(url: &str) -> (String, Check) {
-    tls_settings_in(url, dirs::home_dir().as_deref())
-}
-
-/// [`tls_settings`] with `home` as the home folder (where `.postgresql/root.crt` may be).
-fn tls_settings_in(url: &str, home: Option<&std::path::Path>) -> (String, Check) {
-    let home_root = || {
-        home.map(|h| h.join(".postgresql/root.crt"))
-            .filter(|f| f.is_file())
-    };
-    let Some((head, query)) = url.split_once('?') else {
-        return (url.to_owned(), Check::Nothing);
-    };
-    let mut mode = String::new();
-    let mut rootcert = None;
-    let mut kept = Vec::new();
-    for part in query.split('&') {
-        let (k, v) = part.split_once('=').unwrap_or((part, ""));
-        match k {
-            "sslrootcert" => rootcert = Some(percent_decode(v)),
-            "sslmode" if v == "verify-ca" || v == "verify-full" => {
-                mode = v.to_owned();
-                kept.push("sslmode=require".to_owned());
-            }
-            _ => {
-                if k == "sslmode" {
-                    mode = v.to_owned();
-                }
-                kept.push(part.to_owned());
-            }
-        }
-    }
-    let url = if kept.is_empty() {
-        head.to_owned()
-    } else {
-        format!("{head}?{}", kept.join("&"))
-    };
-    let roots = || match rootcert.as_deref() {
-        Some("system") => Roots::System,
-        Some(f) => Roots::File(f.into()),
-        None => home_root().map_or(Roots::Missing, Roots::File),
-    };
-    let check = match mode.as_str() {
-        "verify-full" => Check::Full { roots: roots() },
-        "verify-ca" => Check::Authority { roots: roots() },
-        // As libpq: `require` with an authority (given, or in ~/.postgresql/root.crt) checks
-        // that the authority signed the server's certificate, as verify-ca does.
-        "require" if rootcert.is_some() || home_root().is_some() => {
-            Check::Authority { roots: roots() }
-        }
-        _ => Check::Nothing,
-    };
-    (url, check)
-}
-
 /// `%XX` escapes of a URL's query value, decoded.
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
@@ -375,131 +294,6 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The server's certificate, checked as [`Check`] says.
-#[derive(Debug)]
-struct Verifier {
-    /// `None`: not checked.
-    webpki: Option<std::sync::Arc<rustls::client::WebPkiServerVerifier>>,
-    /// Whether the certificate must name the host.
-    names: bool,
-    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
-}
-
-impl rustls::client::danger::ServerCertVerifier for Verifier {
-    fn verify_server_cert(
-        &self,
-        end_entity: &rustls::pki_types::CertificateDer<'_>,
-        intermediates: &[rustls::pki_types::CertificateDer<'_>],
-        server_name: &rustls::pki_types::ServerName<'_>,
-        ocsp: &[u8],
-        now: rustls::pki_types::UnixTime,
-    ) -> std::result::Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        use rustls::{CertificateError, Error as E};
-        let Some(webpki) = &self.webpki else {
-            return Ok(rustls::client::danger::ServerCertVerified::assertion());
-        };
-        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
-            Err(E::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if !self.names => Ok(rustls::client::danger::ServerCertVerified::assertion()),
-            r => r,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-fn tls(name: &str, check: &Check) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let (roots, names) = match check {
-        Check::Nothing => (None, false),
-        Check::Authority { roots } => (Some(roots), false),
-        Check::Full { roots } => (Some(roots), true),
-    };
-    let webpki = match roots {
-        None => None,
-        Some(roots) => {
-            let store = match roots {
-                Roots::System => {
-                    rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned())
-                }
-                Roots::File(f) => root_file(name, f)?,
-                Roots::Missing => {
-                    let file = dirs::home_dir()
-                        .unwrap_or_default()
-                        .join(".postgresql/root.crt");
-                    return Err(Error::config(format!(
-                        "knowledge base {name}: sslmode asks to check the server's certificate, but no authority to check it against is given ({} does not exist)",
-                        file.display()
-                    ))
-                    .hint("add sslrootcert=/path/to/root.crt (the CA that signed the server's certificate) to the URL, or sslrootcert=system for the public authorities"));
-                }
-            };
-            let v = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                std::sync::Arc::new(store),
-                provider.clone(),
-            )
-            .build()
-            .map_err(|e| Error::backend(format!("cannot set up TLS: {e}")))?;
-            Some(v)
-        }
-    };
-    let verifier = Verifier {
-        webpki,
-        names,
-        algorithms: provider.signature_verification_algorithms,
-    };
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::backend(format!("cannot set up TLS: {e}")))?
-        .dangerous()
-        .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
-        .with_no_client_auth();
-    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
-}
-
-/// The certificates of a PEM file of authorities (`sslrootcert`).
-fn root_file(name: &str, file: &std::path::Path) -> Result<rustls::RootCertStore> {
-    use rustls::pki_types::{CertificateDer, pem::PemObject};
-    let bad = |why: String| {
-        Error::config(format!(
-            "knowledge base {name}: cannot use sslrootcert {}: {why}",
-            file.display()
-        ))
-        .hint("give a PEM file with the certificate of the authority that signed the server's")
-    };
-    let text = std::fs::read(file).map_err(|e| bad(e.to_string()))?;
-    let mut store = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&text) {
-        let cert = cert.map_err(|e| bad(e.to_string()))?;
-        store.add(cert).map_err(|e| bad(e.to_string()))?;
-    }
-    if store.is_empty() {
-        return Err(bad("it holds no certificate".into()));
-    }
-    Ok(store)
 }
 
 const TABLES: &str = "
@@ -646,7 +440,7 @@ impl Postgres {
     /// ones, once the sync holds the base's lock.
     pub(crate) fn connect(name: &str, url: &str) -> Result<Postgres> {
         let place = redact(url);
-        let (url, check) = tls_settings(url);
+        let (url, check) = tls::tls_settings(url);
         let mut config: postgres::Config = url.parse().map_err(|e| {
             Error::config(format!(
                 "the store of knowledge base {name} is not a PostgreSQL URL ({place}): {e}"
@@ -677,7 +471,7 @@ impl Postgres {
                 }
             }
         }
-        let client = connect_within(&config, tls(name, &check)?, &place, name)?.map_err(|e| {
+        let client = connect_within(&config, tls::config(name, &check)?, &place, name)?.map_err(|e| {
             let kind = classify(&e);
             let why = detail(&e);
             if why.contains("server does not support TLS") {
@@ -696,7 +490,24 @@ impl Postgres {
                     e.hint("give the authority that signed its certificate with sslrootcert=/path/to/root.crt in the URL (sslmode=require encrypts without checking the server)")
                 };
             }
+            if why.contains("channel binding check failed") {
+                return Error::config(format!(
+                    "the server of knowledge base {name} refused the sign-in ({place}): {why}"
+                ))
+                .hint("the hash of the server's certificate that ai sent (tls-server-end-point) is not the one the server computed: add channel_binding=disable to the URL to sign in without channel binding");
+            }
+            if why.contains("channel binding") {
+                return Error::config(format!(
+                    "the server of knowledge base {name} ({place}) did not sign in with channel binding, which the URL asks for (channel_binding=require): {why}"
+                ))
+                .hint("channel binding needs TLS and SCRAM-SHA-256 passwords at the server (ssl = on, password_encryption = scram-sha-256); or leave channel_binding out of the URL");
+            }
             match kind {
+                // pg_hba.conf has only `hostssl` lines for the client.
+                Kind::Access if why.contains("no encryption") => Error::config(format!(
+                    "the server of knowledge base {name} refused the sign-in ({place}): {why}"
+                ))
+                .hint("the server takes TLS connections only: leave sslmode=disable out of the URL"),
                 Kind::Access => Error::config(format!(
                     "the server of knowledge base {name} refused the sign-in ({place}): {why}"
                 ))
@@ -1983,69 +1794,5 @@ mod tests {
         let n58 = "n".repeat(58);
         assert_eq!(schema_name("ai_kb_", &n58).len(), 63);
         assert_ne!(schema_name("ai_kb_", &n58), format!("ai_kb_{}", &n58[..57]));
-    }
-
-    #[test]
-    fn tls_settings_are_libpqs() {
-        let (url, check) = tls_settings("postgres://a@h/db");
-        assert_eq!((url.as_str(), check), ("postgres://a@h/db", Check::Nothing));
-        let (url, check) = tls_settings("postgres://a@h/db?sslmode=require&application_name=x");
-        assert_eq!(url, "postgres://a@h/db?sslmode=require&application_name=x");
-        assert_eq!(check, Check::Nothing);
-        // What the client library does not know is taken out; the URL still parses.
-        let (url, check) =
-            tls_settings("postgres://a@h/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fmy%20ca.crt");
-        assert_eq!(url, "postgres://a@h/db?sslmode=require");
-        assert!(url.parse::<postgres::Config>().is_ok());
-        assert_eq!(
-            check,
-            Check::Full {
-                roots: Roots::File("/tmp/my ca.crt".into())
-            }
-        );
-        let (url, check) = tls_settings("postgres://a@h/db?sslrootcert=system&sslmode=verify-ca");
-        assert_eq!(url, "postgres://a@h/db?sslmode=require");
-        assert_eq!(
-            check,
-            Check::Authority {
-                roots: Roots::System
-            }
-        );
-        // `require` with an authority checks it, as libpq does.
-        let (_, check) = tls_settings("postgres://a@h/db?sslmode=require&sslrootcert=/ca.pem");
-        assert_eq!(
-            check,
-            Check::Authority {
-                roots: Roots::File("/ca.pem".into())
-            }
-        );
-        let (url, check) = tls_settings("postgres://a@h/db?sslmode=disable");
-        assert_eq!(url, "postgres://a@h/db?sslmode=disable");
-        assert_eq!(check, Check::Nothing);
-        // With ~/.postgresql/root.crt, `require` checks the authority in it (libpq: "if a root
-        // CA file exists, sslmode=require behaves as verify-ca"); the default does not.
-        let home = tempfile::tempdir().unwrap();
-        let url = "postgres://a@h/db?sslmode=require";
-        assert_eq!(tls_settings_in(url, Some(home.path())).1, Check::Nothing);
-        std::fs::create_dir(home.path().join(".postgresql")).unwrap();
-        let root = home.path().join(".postgresql/root.crt");
-        std::fs::write(&root, "").unwrap();
-        assert_eq!(
-            tls_settings_in(url, Some(home.path())).1,
-            Check::Authority {
-                roots: Roots::File(root.clone())
-            }
-        );
-        assert_eq!(
-            tls_settings_in("postgres://a@h/db", Some(home.path())).1,
-            Check::Nothing
-        );
-        assert_eq!(
-            tls_settings_in("postgres://a@h/db?sslmode=verify-full", Some(home.path())).1,
-            Check::Full {
-                roots: Roots::File(root)
-            }
-        );
-        assert_eq!(percent_decode("a%2fb%zz%4"), "a/b%zz%4");
     }
 }
