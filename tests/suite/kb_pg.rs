@@ -623,6 +623,35 @@ fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says(
 }
 
 #[test]
+fn a_server_on_a_unix_socket_is_reached_with_tls_left_out() {
+    // The host of the URL is the folder of the server's socket: the default `prefer` does
+    // not try TLS there, as libpq does not (the client still asks the TLS adapter for a
+    // handshake with a host of no name; making none must not fail).
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let socket = pg.dir().display().to_string().replace('/', "%2F");
+    let url = format!("postgres://postgres@{socket}:{}/{db}", pg.port);
+    let out = env
+        .run(&[
+            "kb",
+            "add",
+            "local",
+            dir.to_str().unwrap(),
+            "--store",
+            &url,
+            "--json",
+        ])
+        .success();
+    assert_eq!(out.json()["added"], 4, "{out:#?}");
+    let hits = search(&env, "local", "strasse");
+    assert_eq!(hits[0]["id"], "e0d27e3ad", "{hits:?}");
+}
+
+#[test]
 fn a_server_with_tls_on_signs_ai_in_with_scram_and_channel_binding() {
     // A real `ssl = on` server that takes TLS connections only, with SCRAM-SHA-256: the
     // server itself sees TLS (the front above is a proxy), so SCRAM-SHA-256-PLUS ties the

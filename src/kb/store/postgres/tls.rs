@@ -238,7 +238,10 @@ pub(super) struct MakeTls(Arc<rustls::ClientConfig>);
 /// certificate when `sslmode=verify-full`).
 pub(super) struct Handshake {
     connector: tokio_rustls::TlsConnector,
-    host: ServerName<'static>,
+    /// Not a name TLS can check (the client library asks for a handshake with every host, a
+    /// Unix socket's folder as "", before it knows whether TLS is used): an error only if a
+    /// handshake is made.
+    host: std::result::Result<ServerName<'static>, rustls::pki_types::InvalidDnsNameError>,
 }
 
 /// An encrypted connection.
@@ -250,13 +253,13 @@ where
 {
     type Stream = Stream<S>;
     type TlsConnect = Handshake;
-    type Error = rustls::pki_types::InvalidDnsNameError;
+    type Error = std::convert::Infallible;
 
     fn make_tls_connect(&mut self, host: &str) -> std::result::Result<Handshake, Self::Error> {
         Ok(Handshake {
             connector: tokio_rustls::TlsConnector::from(self.0.clone()),
             // An IP address, or a DNS name.
-            host: ServerName::try_from(host)?.to_owned(),
+            host: ServerName::try_from(host).map(|h| h.to_owned()),
         })
     }
 }
@@ -270,7 +273,16 @@ where
     type Future = Pin<Box<dyn Future<Output = io::Result<Stream<S>>> + Send>>;
 
     fn connect(self, stream: S) -> Self::Future {
-        let connect = self.connector.connect(self.host, stream);
+        let host = match self.host {
+            Ok(host) => host,
+            Err(e) => {
+                return Box::pin(std::future::ready(Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    e,
+                ))));
+            }
+        };
+        let connect = self.connector.connect(host, stream);
         Box::pin(async move { connect.await.map(Stream) })
     }
 }
