@@ -844,3 +844,62 @@ fn a_full_sync_stopped_while_its_switch_waits_keeps_the_base_it_had() {
     assert_eq!(out[0]["added"], 1, "{out}");
     assert!(!search(&env, "team", "zebra").is_empty());
 }
+
+#[test]
+fn a_sync_whose_closing_vacuum_fails_keeps_what_it_wrote_and_warns() {
+    // After a large sync the passages' table is tidied (VACUUM (ANALYZE)), a saving as SQLite's
+    // compaction is: when it fails (here it cannot take its lock: another session holds one that
+    // conflicts, and the database gives up a lock wait after a while), the sync's rows are
+    // committed and it ends well, with a warning.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    env.run(&["kb", "sync", "team"]).success();
+    let tidying = pg.hold(
+        &db,
+        "BEGIN; LOCK TABLE ai_kb_team.chunks IN SHARE UPDATE EXCLUSIVE MODE;",
+    );
+    wait_for("the other session's lock", || {
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.chunks'::regclass
+             AND mode = 'ShareUpdateExclusiveLock' AND granted",
+        ) == "1"
+    });
+    pg.psql(
+        &db,
+        &format!("ALTER DATABASE {db} SET lock_timeout = '300ms'"),
+    );
+    // Over a thousand passages: ten notes of 110 paragraphs of ~1,900 bytes.
+    let paragraph = |n: usize, p: usize| format!("{} bulk{n}x{p}\n\n", "filler words ".repeat(145));
+    for n in 0..10 {
+        let body: String = (0..110).map(|p| paragraph(n, p)).collect();
+        env.project_file(
+            &format!("notes/bulk/b{n}.md"),
+            format!("# Bulk {n}\n\n{body}"),
+        );
+    }
+    let out = env.run(&["kb", "sync", "team", "--json"]);
+    let stderr = out.stderr.clone();
+    let json = out.success().json();
+    assert_eq!(json[0]["added"], 10, "{json}");
+    assert!(json[0]["chunks"].as_u64().unwrap() > 1_000, "{json}");
+    assert!(
+        stderr.contains("warning") && stderr.contains("VACUUM"),
+        "{stderr}"
+    );
+    drop(tidying);
+    pg.assert_counts(&db, "team");
+    assert!(!search(&env, "team", "bulk7x99").is_empty());
+    // The next sync has nothing to do.
+    let json = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(json[0]["unchanged"], 14, "{json}");
+}
