@@ -1199,8 +1199,13 @@ impl Store for Postgres {
     }
 
     fn migrate_keywords(&self) -> StoreResult<()> {
+        // Every count is 0 once no passage has words: emptied first, so the trigger of each
+        // row finds nothing to take from. Decremented row by row, one count is updated once for
+        // each passage with its word in one transaction, each update reading the versions
+        // the ones before it left: quadratic (1,500 passages: 14.4 s, against 0.9 s).
         self.exec(&format!(
             "BEGIN;
+             DELETE FROM freqs;
              UPDATE chunks SET words = NULL;
              UPDATE notes SET mtime = -1, lang = NULL;
              INSERT INTO meta VALUES ('keywords', '{}'), ('reindexing', '1')
