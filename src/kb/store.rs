@@ -311,6 +311,12 @@ pub(crate) trait Store {
     fn unindex(&self, c: i64) -> StoreResult<()>;
     /// Mark the vectors changed (inside the caller's transaction).
     fn vectors_changed(&self) -> StoreResult<()>;
+    /// The size of the vectors to come, known before the first is written: a store whose
+    /// column takes a size gives it while the table is empty (cheap then; later it rewrites
+    /// every row).
+    fn size_vectors(&self, _dims: usize) -> StoreResult<()> {
+        Ok(())
+    }
     /// Passages without a vector, `(c, bytes of heading and text)`, in order.
     fn unembedded(&self) -> StoreResult<Vec<(i64, usize)>>;
     /// What is embedded for passage `c`: `(heading, text, note title)`.

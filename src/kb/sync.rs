@@ -432,6 +432,9 @@ fn check_embedding(ix: &Index, embedder: Option<&Embedder>, base: &BaseConfig) -
     }
     ix.set_meta("embed", wanted.as_deref())?;
     if chunks == 0 {
+        if let Some(d) = dimensions {
+            ix.size_vectors(d as usize)?;
+        }
         ix.set_meta(
             "dimensions",
             base.dimensions.map(|d| d.to_string()).as_deref(),

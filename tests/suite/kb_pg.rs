@@ -227,6 +227,16 @@ fn hybrid_search_on_postgres_ranks_as_on_sqlite() {
     }
     // The vectors are in a vector(64) column with an HNSW index for cosine distance.
     pg.assert_vectors(&db, "team", 64);
+    // A sync stopped after its vectors, before their index was made (it is made at the end,
+    // over all rows at once): searches rank the same without it, and the next sync, with
+    // nothing else to do, makes it.
+    pg.psql(&db, "DROP INDEX ai_kb_team.chunks_vector");
+    for q in ["apple pie with butter", "green tea"] {
+        let (a, b) = (search(&env, "local", q), search(&env, "team", q));
+        assert_eq!(found(&a), found(&b), "{q}");
+    }
+    env.run(&["kb", "sync", "team"]).success();
+    pg.assert_vectors(&db, "team", 64);
     let stats = env.run(&["kb", "stats", "team", "--json"]).success().json();
     assert_eq!(stats["embedded"], stats["chunks"], "{stats}");
     // A model that answers in another size is refused, and nothing is written.

@@ -4,7 +4,7 @@
 
 use postgres::types::ToSql;
 
-use super::super::{Keywords, Kind, PassageRow, StoreError, StoreResult};
+use super::super::{Keywords, Kind, PassageRow, Store, StoreError, StoreResult};
 use super::{Postgres, UNACCENT};
 use crate::kb::linked;
 

@@ -4,7 +4,7 @@
 
 use postgres::types::ToSql;
 
-use super::super::{Keywords, LinkRecord, NoteRecord, PassageRecord, Records, StoreResult};
+use super::super::{Keywords, LinkRecord, NoteRecord, PassageRecord, Records, Store, StoreResult};
 use super::{COUNTS, HEADS, LINKS_UNREAD, Postgres, SCHEMA, TABLES, UNACCENT, quote_ident};
 use crate::error::{Error, Result};
 
@@ -297,13 +297,8 @@ impl Records for Postgres {
              SELECT setval(pg_get_serial_sequence('links', 'l'), coalesce(max(l), 0) + 1, false) FROM links;",
         )?;
         if dims > 0 {
-            // As the first vector of a sync does: the column takes the size, and the HNSW
-            // index is made (at once over all rows, faster than row by row).
-            self.exec(&format!(
-                "ALTER TABLE chunks ALTER COLUMN vector TYPE vector({dims});
-                 CREATE INDEX chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);"
-            ))?;
-            self.statements.borrow_mut().clear();
+            self.size_vectors(dims)?;
+            self.index_vectors()?;
         }
         Ok(())
     }
