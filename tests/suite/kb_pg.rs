@@ -227,15 +227,27 @@ fn hybrid_search_on_postgres_ranks_as_on_sqlite() {
     }
     // The vectors are in a vector(64) column with an HNSW index for cosine distance.
     pg.assert_vectors(&db, "team", 64);
-    // A sync stopped after its vectors, before their index was made (it is made at the end,
-    // over all rows at once): searches rank the same without it, and the next sync, with
-    // nothing else to do, makes it.
-    pg.psql(&db, "DROP INDEX ai_kb_team.chunks_vector");
-    for q in ["apple pie with butter", "green tea"] {
+    // A sync stopped after writing its rows, before their indexes were made (they are made
+    // at the end, over all rows at once): searches rank the same without them, and the next
+    // sync, with nothing else to do, makes them.
+    let indexes = "SELECT string_agg(indexname, ' ' ORDER BY indexname) FROM pg_indexes
+         WHERE schemaname = 'ai_kb_team' AND tablename = 'chunks'";
+    let made = pg.psql(&db, indexes);
+    assert_eq!(
+        made,
+        "chunks_grams chunks_heads chunks_note chunks_pkey chunks_unembedded chunks_vector chunks_words"
+    );
+    pg.psql(
+        &db,
+        "DROP INDEX ai_kb_team.chunks_vector, ai_kb_team.chunks_words, ai_kb_team.chunks_heads,
+             ai_kb_team.chunks_grams",
+    );
+    for q in ["apple pie with butter", "green tea", "datenbank"] {
         let (a, b) = (search(&env, "local", q), search(&env, "team", q));
         assert_eq!(found(&a), found(&b), "{q}");
     }
     env.run(&["kb", "sync", "team"]).success();
+    assert_eq!(pg.psql(&db, indexes), made);
     pg.assert_vectors(&db, "team", 64);
     let stats = env.run(&["kb", "stats", "team", "--json"]).success().json();
     assert_eq!(stats["embedded"], stats["chunks"], "{stats}");

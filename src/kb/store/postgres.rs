@@ -535,18 +535,30 @@ CREATE TABLE chunks (
 );
 CREATE INDEX chunks_note ON chunks(note, seq);
 CREATE INDEX chunks_unembedded ON chunks(c) WHERE vector IS NULL;
-CREATE INDEX chunks_words ON chunks USING gin(words);
-CREATE INDEX chunks_grams ON chunks USING gin(grams gin_trgm_ops);
 ";
 
-/// The keywords of titles, aliases and headings alone (weights A, B, C of `words`), indexed: a
-/// search for common words looks there only, and would otherwise read every passage a word is
-/// in to check where it stands. Made by the server from `words` (an `ai` that does not know
-/// the column writes it too), added by the next sync to a base made before it.
+/// The indexes searches read the passages by: their keywords (`words`, `heads`), the trigrams
+/// of compound parts (`grams`), and the vectors' HNSW graph (cosine; once the column has a
+/// size). Made at the end of a sync or copy over all rows at once ([`Postgres::index_rows`]):
+/// a first sync of 2,000 notes spends 70% of its writes on the trigram index when it follows
+/// every insert, and an HNSW index built row by row took 57 s where the whole sync now takes
+/// 21 s.
+const ROW_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS chunks_words ON chunks USING gin(words);
+CREATE INDEX IF NOT EXISTS chunks_heads ON chunks USING gin(heads);
+CREATE INDEX IF NOT EXISTS chunks_grams ON chunks USING gin(grams gin_trgm_ops);
+";
+const VECTOR_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);";
+
+/// The keywords of titles, aliases and headings alone (weights A, B, C of `words`), indexed
+/// ([`ROW_INDEXES`]): a search for common words looks there only, and would otherwise read
+/// every passage a word is in to check where it stands. Made by the server from `words` (an
+/// `ai` that does not know the column writes it too), added by the next sync to a base made
+/// before it.
 const HEADS: &str = "
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS heads tsvector
     GENERATED ALWAYS AS (ts_filter(words, '{a,b,c}')) STORED;
-CREATE INDEX IF NOT EXISTS chunks_heads ON chunks USING gin(heads);
 ";
 
 /// The tables schema 2 added: the links of each note (`key`: the name's last part without
@@ -1022,33 +1034,45 @@ impl Postgres {
         self.prepare(true)
     }
 
-    /// The HNSW index (cosine) of a vectors column that has a size and no index yet: made over
-    /// all rows at once after a sync or copy wrote them, not row by row as they are written
-    /// (a first sync of 2,000 notes, 20,000 passages of 768 dimensions: 57 s with the index
-    /// following every write). Until it is made, a search reads every vector (the same
-    /// results, slower); a sync stopped before it leaves that to the next one. The graph is
-    /// built in memory when it fits `maintenance_work_mem`, raised for this statement to the
-    /// size of the vectors (at most [`INDEX_MEMORY_MB`]).
-    pub(super) fn index_vectors(&self) -> StoreResult<()> {
-        let Some(dims) = self.vector_dims()? else {
-            return Ok(());
+    /// The indexes of the passages ([`ROW_INDEXES`], and the vectors' once their column has a
+    /// size) that are not there yet: made over all rows at once after a sync or copy wrote
+    /// them into new tables, not row by row as they were written (a first sync, a `--full`
+    /// rebuild, a copy; a later sync finds them made and they follow its writes). Until then a
+    /// search reads every row (the same results, slower); a sync stopped before leaves them to
+    /// the next one. The server may use memory for the build (`maintenance_work_mem`) as large
+    /// as the table, or twice the vectors, at most [`INDEX_MEMORY_MB`].
+    pub(super) fn index_rows(&self) -> StoreResult<()> {
+        let row = self
+            .row(
+                "SELECT to_regclass('chunks_words') IS NOT NULL AND to_regclass('chunks_heads') IS NOT NULL
+                     AND to_regclass('chunks_grams') IS NOT NULL,
+                     to_regclass('chunks_vector') IS NOT NULL,
+                     pg_table_size('chunks')",
+                &[],
+            )?
+            .ok_or_else(|| StoreError::new(Kind::Damaged, &self.name, &self.place, "no chunks table"))?;
+        let get = || -> std::result::Result<(bool, bool, i64), postgres::Error> {
+            Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
         };
-        let made = self
-            .row("SELECT to_regclass('chunks_vector') IS NOT NULL", &[])?
-            .map(|r| r.try_get::<_, bool>(0))
-            .transpose()
-            .map_err(|e| self.err(&e))?
-            .unwrap_or(false);
-        if made {
+        let (keywords, vectors, bytes) = get().map_err(|e| self.err(&e))?;
+        let dims = if vectors { None } else { self.vector_dims()? };
+        if keywords && dims.is_none() {
             return Ok(());
         }
-        // Each vector (4 bytes a dimension) and its graph's neighbours, about twice that.
-        let mb = ((self.embedded()? * dims as u64 * 8) >> 20).clamp(64, INDEX_MEMORY_MB);
+        let vector_bytes = match dims {
+            // 4 bytes a dimension, and about as much again for the graph's neighbours.
+            Some(d) => self.embedded()? * d as u64 * 8,
+            None => 0,
+        };
+        let mb = (bytes.max(0) as u64).max(vector_bytes) >> 20;
+        let mb = mb.clamp(64, INDEX_MEMORY_MB);
         // In the caller's transaction when it has one (a copy's), else in one of its own.
         self.exec(&format!(
             "SET maintenance_work_mem = '{mb}MB';
-             CREATE INDEX IF NOT EXISTS chunks_vector ON chunks USING hnsw (vector vector_cosine_ops);
-             RESET maintenance_work_mem;"
+             {ROW_INDEXES}
+             {}
+             RESET maintenance_work_mem;",
+            if dims.is_some() { VECTOR_INDEX } else { "" }
         ))?;
         self.statements.borrow_mut().clear();
         Ok(())
@@ -1476,7 +1500,7 @@ impl Store for Postgres {
 
     /// The column takes its size (when the sync knows it, before the first passage is written:
     /// on rows it is a rewrite of the table, 1.9 s at 2,000 notes). Its HNSW index is made once
-    /// the vectors are written ([`Postgres::index_vectors`]).
+    /// the vectors are written ([`Postgres::index_rows`]).
     fn size_vectors(&self, dims: usize) -> StoreResult<()> {
         if self.vector_dims()? != i32::try_from(dims).ok() {
             self.exec(&format!(
@@ -1549,7 +1573,7 @@ impl Store for Postgres {
         // table. A saving, not a duty (as SQLite's compaction): the sync's rows are committed,
         // so a VACUUM that fails (a lock it cannot get in time, a cancel) is a warning, not
         // the sync's failure, and a rebuild is still put in place.
-        self.index_vectors()?;
+        self.index_rows()?;
         if self.wrote.replace(0) >= VACUUM_AFTER
             && let Err(e) = self.exec("VACUUM (ANALYZE) chunks")
         {

@@ -298,9 +298,8 @@ impl Records for Postgres {
         )?;
         if dims > 0 {
             self.size_vectors(dims)?;
-            self.index_vectors()?;
         }
-        Ok(())
+        self.index_rows()
     }
 
     fn switch_copy(&self, force: bool) -> Result<()> {
