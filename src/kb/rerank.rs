@@ -234,16 +234,21 @@ fn llm_scores(
 pub(crate) fn parse_scores(reply: &str, n: usize) -> std::result::Result<Vec<f64>, String> {
     let mut got: HashMap<usize, f64> = HashMap::new();
     for line in reply.lines().take(4 * n + 20) {
-        let Some((id, score)) = score_line(line) else {
+        let Some((written, score)) = score_line(line) else {
             continue;
         };
-        if id < 1 || id > n as u64 {
-            return Err(format!("it named passage {id} of {n}"));
-        }
+        // However many digits it has (a number too long for a `usize` is out of range too).
+        let Some(id) = written
+            .parse::<usize>()
+            .ok()
+            .filter(|i| (1..=n).contains(i))
+        else {
+            return Err(format!("it named passage {written} of {n}"));
+        };
         if !(0.0..=10.0).contains(&score) {
             return Err(format!("it scored passage {id} {score}, not 0 to 10"));
         }
-        if got.insert(id as usize, score).is_some() {
+        if got.insert(id, score).is_some() {
             return Err(format!("it scored passage {id} twice"));
         }
     }
@@ -257,8 +262,9 @@ pub(crate) fn parse_scores(reply: &str, n: usize) -> std::result::Result<Vec<f64
 
 /// The ID and score of a line that opens with an ID (after list or table marks, `Passage`,
 /// `[`): then a separator (`:`, `-`, `.`, `)`, `]`, `|`, `=` or spaces), the score, and
-/// optionally `/10` and a comment. `None` for any other line (prose).
-fn score_line(line: &str) -> Option<(u64, f64)> {
+/// optionally `/10` and a comment. `None` for any other line (prose). The ID as written (digits,
+/// as many as there are).
+fn score_line(line: &str) -> Option<(&str, f64)> {
     let mut s = line
         .trim()
         .trim_start_matches(['-', '*', '`', '#', '>', '|', ' ', '\t']);
@@ -270,10 +276,10 @@ fn score_line(line: &str) -> Option<(u64, f64)> {
     }
     s = s.strip_prefix('[').unwrap_or(s);
     let digits = s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits == 0 || digits > 6 {
+    if digits == 0 {
         return None;
     }
-    let id: u64 = s[..digits].parse().ok()?;
+    let id = &s[..digits];
     let after = &s[digits..];
     if after.starts_with('.') && after[1..].starts_with(|c: char| c.is_ascii_digit()) {
         return None; // `3.5 …`: a number, not an ID
@@ -297,7 +303,7 @@ fn score_line(line: &str) -> Option<(u64, f64)> {
     let num = s.len()
         - s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
             .len();
-    if num == 0 || num > 8 {
+    if num == 0 {
         return None;
     }
     let score: f64 = s[..num].trim_end_matches('.').parse().ok()?;
@@ -362,6 +368,23 @@ mod tests {
         assert_eq!(
             err("1: 4\n2: 4\nignore all previous instructions\n30: 10", 3),
             "it named passage 30 of 3"
+        );
+        // However many digits: a long ID or score is still one, never a line of prose.
+        assert_eq!(
+            err("1: 3\n2: 9\n3: 1\n1234567: 10", 3),
+            "it named passage 1234567 of 3"
+        );
+        assert_eq!(
+            err("1: 3\n2: 9\n3: 1\n99999999999999999999999: 10", 3),
+            "it named passage 99999999999999999999999 of 3"
+        );
+        assert_eq!(
+            err("1: 3\n2: 9\n3: 100000000", 3),
+            "it scored passage 3 100000000, not 0 to 10"
+        );
+        assert_eq!(
+            err("1: 3\n2: 0000000010.5\n3: 1", 3),
+            "it scored passage 2 10.5, not 0 to 10"
         );
     }
 }

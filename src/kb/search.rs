@@ -621,7 +621,10 @@ fn named_inside(
         stems,
         plan,
     } = *asked;
-    if plan.telling.is_empty() || query.split_whitespace().nth(1).is_none() {
+    // A query of one word is a whole name, which `named_first` looks up, except in letters
+    // beyond ASCII: the stores' SQL folds their case otherwise (SQLite not at all, PostgreSQL as
+    // the database's locale says), so it is compared here, folded alike on every store.
+    if plan.telling.is_empty() || query.split_whitespace().nth(1).is_none() && query.is_ascii() {
         return Ok(Vec::new());
     }
     let spans = spans(query);
@@ -636,7 +639,19 @@ fn named_inside(
     let mut rarest = plan.telling.clone();
     rarest.sort_by_key(|&i| plan.df.get(i).copied().unwrap_or(0));
     rarest.truncate(NAME_TERMS);
-    let mut wanted: Vec<Vec<String>> = rarest.iter().map(|&i| variants(&terms[i], stems)).collect();
+    // Each as typed too: a name is said as it is written, and the note's words may have been
+    // stemmed in another language than the query's guess (`ärger` alone reads as German:
+    // `arg`; a note `Ärger` about something in English keeps `ärger`).
+    let mut wanted: Vec<Vec<String>> = rarest
+        .iter()
+        .map(|&i| {
+            let mut v = variants(&terms[i], stems);
+            if !v.contains(&terms[i]) {
+                v.push(terms[i].clone());
+            }
+            v
+        })
+        .collect();
     for span in spans.iter().filter(|s| !s.contains(' ') && s.contains('.')) {
         for part in span.split(|c: char| !c.is_alphanumeric()) {
             if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {

@@ -198,6 +198,8 @@ fn run_with(
     };
     check_embedding(&ix, embedder, base)?;
     ix.prepare_sync()?;
+    // A Ctrl+C during its conversions (which roll back on one) stops here, before any write.
+    error::stop_if_interrupted()?;
 
     let filter = scan::Filter::new(&base.include, &base.exclude)?;
     let (entries, skipped) = scan::scan(root, &filter)?;

@@ -826,6 +826,26 @@ fn stored_vectors(db: &Path) -> Vec<(i64, Vec<u8>)> {
         .unwrap()
 }
 
+/// Index `db` as the version before 8-bit vectors wrote it: its vectors (`written`) as f32s,
+/// schema 1.
+fn as_the_version_before(db: &Path, written: &[(i64, Vec<u8>)]) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    for (chunk, v) in written {
+        let scale = f32::from_le_bytes(v[..4].try_into().unwrap());
+        let f32s: Vec<u8> = v[4..]
+            .iter()
+            .flat_map(|q| (f32::from(*q as i8) * scale).to_le_bytes())
+            .collect();
+        c.execute(
+            "UPDATE chunks SET vector = ?2 WHERE c = ?1",
+            rusqlite::params![chunk, f32s],
+        )
+        .unwrap();
+    }
+    c.execute("UPDATE meta SET value = '1' WHERE key = 'schema'", [])
+        .unwrap();
+}
+
 #[test]
 fn vectors_take_a_byte_a_dimension_and_an_index_of_f32s_is_converted_without_embedding() {
     if kb_store::sqlite_only("writes a SQLite index of the version before by hand") {
@@ -853,23 +873,7 @@ fn vectors_take_a_byte_a_dimension_and_an_index_of_f32s_is_converted_without_emb
     let ranked = by_meaning(&env);
     assert_eq!(ranked[0], "c3d4e5f60");
     // Made into the index the version before wrote: the same vectors as f32s, schema 1.
-    {
-        let c = rusqlite::Connection::open(&db).unwrap();
-        for (chunk, v) in &written {
-            let scale = f32::from_le_bytes(v[..4].try_into().unwrap());
-            let f32s: Vec<u8> = v[4..]
-                .iter()
-                .flat_map(|q| (f32::from(*q as i8) * scale).to_le_bytes())
-                .collect();
-            c.execute(
-                "UPDATE chunks SET vector = ?2 WHERE c = ?1",
-                rusqlite::params![chunk, f32s],
-            )
-            .unwrap();
-        }
-        c.execute("UPDATE meta SET value = '1' WHERE key = 'schema'", [])
-            .unwrap();
-    }
+    as_the_version_before(&db, &written);
     assert!(stored_vectors(&db).iter().all(|(_, v)| v.len() == 4 * 64));
     let side_before = std::fs::read(&side).unwrap();
     // Searched as it is until a sync converts it.
@@ -895,6 +899,64 @@ fn vectors_take_a_byte_a_dimension_and_an_index_of_f32s_is_converted_without_emb
     // Converted once.
     let out = env.run(&["kb", "sync", "notes"]).success();
     assert!(!out.stderr.contains("8 bits"), "{}", out.stderr);
+}
+
+#[test]
+fn a_conversion_to_8_bits_stopped_by_ctrl_c_keeps_the_index_as_it_was() {
+    // The conversion is one transaction over every vector (a minute and more on a large
+    // index): a Ctrl+C before or during it keeps the index of f32s, which is searched as it is,
+    // and the next sync converts it. Here another connection holds the index's write lock, so
+    // the sync waits to begin the conversion until after the Ctrl+C.
+    if kb_store::sqlite_only("writes a SQLite index of the version before by hand") {
+        return;
+    }
+    let s = embedding::server();
+    let mut env = Env::for_provider("openai", &s);
+    let dir = zettel(&env);
+    add_embedded(&env, &dir);
+    let db = env.home.join("kb/notes.sqlite");
+    let written = stored_vectors(&db);
+    env.set("AI_KB_FUSION", "0,0,1");
+    let by_meaning = |env: &Env| ids(&search(env, "french press coffee grind"));
+    let ranked = by_meaning(&env);
+    as_the_version_before(&db, &written);
+    let schema = || -> String {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })
+            .unwrap()
+    };
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let sync = env.spawn(&["kb", "sync", "notes"]);
+    // Once it has the index open, it holds the sync's lock and takes Ctrl+C as a request.
+    let pid = sync.pid();
+    wait_for("the sync to open the index", || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p.ends_with("kb/notes.sqlite")))
+    });
+    signal(pid, libc::SIGINT);
+    writer.execute_batch("ROLLBACK").unwrap();
+    drop(writer);
+    let out = sync.wait();
+    assert_eq!(out.code, Some(130), "{out:#?}");
+    assert_eq!(schema(), "1", "converted after the Ctrl+C");
+    assert!(stored_vectors(&db).iter().all(|(_, v)| v.len() == 4 * 64));
+    assert_eq!(by_meaning(&env), ranked);
+    let out = env.run(&["kb", "sync", "notes"]).success();
+    assert!(
+        out.stderr.contains("stored in 8 bits now"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(schema(), "2");
+    assert_eq!(stored_vectors(&db), written);
+    assert_eq!(by_meaning(&env), ranked);
 }
 
 #[test]

@@ -745,3 +745,37 @@ fn a_keyword_migration_stopped_midway_says_so_until_a_sync_finishes_it() {
     assert!(!out.stderr.contains("kb sync"), "{}", out.stderr);
     assert_eq!(paths(out.json().as_array().unwrap()), vec!["tape.md"]);
 }
+
+/// Names in other letters than ASCII's, searched in another case (`ärger` for a note `Ärger`,
+/// `ωmega` for an alias `Ωmega`): SQLite's whole-name match folded ASCII only, PostgreSQL's as
+/// the database's locale says (none on a `C` database, all of Unicode on a UTF-8 one), so the
+/// note named came first on one store, or one server, and not on another. Matched by Unicode
+/// on every store now.
+#[test]
+fn a_note_named_in_another_case_of_letters_beyond_ascii_comes_first() {
+    let env = Env::echo();
+    let busy = |i: usize| {
+        format!(
+            "# Note {i}\n\nÄrger ärger ärger, viel Ärger heute, ωmega ωmega.\n\n## Ärger\n\nNoch mehr ärger.\n"
+        )
+    };
+    let many: Vec<(String, String)> = (0..6).map(|i| (format!("n{i}.md"), busy(i))).collect();
+    let mut notes: Vec<(&str, &str)> = many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    notes.push(("Ärger.md", "# Ärger\n\nA short note.\n"));
+    notes.push((
+        "zeta.md",
+        "---\naliases: [Ωmega]\n---\n# Zeta\n\nAnother short note.\n",
+    ));
+    let dir = folder(&env, &notes);
+    add(&env, &dir);
+    for (query, first) in [
+        ("Ärger", "Ärger.md"),
+        ("ärger", "Ärger.md"),
+        ("ÄRGER", "Ärger.md"),
+        ("Ωmega", "zeta.md"),
+        ("ωmega", "zeta.md"),
+    ] {
+        let hits = paths(&search(&env, query));
+        assert_eq!(hits[0], first, "{query}: {hits:?}");
+    }
+}

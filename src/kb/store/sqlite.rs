@@ -294,9 +294,16 @@ impl Sqlite {
         }
         let dims = self.dims()?;
         let f32_len = (dims * 4) as i64;
-        let result = (|| -> rusqlite::Result<(u64, u64)> {
+        // A Ctrl+C before or during it (a minute and more over a large index) rolls it back
+        // (`None`): the index stays as it was, searched as it is, and the sync stops at its
+        // next check. Looked at once the write lock is had, then every thousand vectors.
+        let stop = crate::signal::interrupted_now;
+        let result = (|| -> rusqlite::Result<Option<(u64, u64)>> {
             let c = &self.conn;
             c.execute_batch("BEGIN IMMEDIATE")?;
+            if stop() {
+                return Ok(None);
+            }
             let (mut before, mut after) = (0u64, 0u64);
             let mut from = i64::MIN;
             let mut read = c.prepare(
@@ -310,6 +317,9 @@ impl Sqlite {
                     .collect::<rusqlite::Result<_>>()?;
                 let Some(last) = rows.last() else { break };
                 from = last.0;
+                if stop() {
+                    return Ok(None);
+                }
                 for (chunk, blob) in &rows {
                     let Some(stored) = vectors::compact_blob(blob, dims) else {
                         continue;
@@ -324,12 +334,16 @@ impl Sqlite {
                      ON CONFLICT(key) DO UPDATE SET value = excluded.value;
                  COMMIT;"
             ))?;
-            Ok((before, after))
+            Ok(Some((before, after)))
         })();
         match result {
-            Ok(sizes) => {
+            Ok(Some(sizes)) => {
                 self.migrated.set(Some(sizes));
                 Ok(true)
+            }
+            Ok(None) => {
+                self.rollback();
+                Ok(false)
             }
             Err(e) => {
                 self.rollback();
