@@ -623,6 +623,112 @@ fn tls_is_used_when_the_server_asks_and_the_server_is_checked_when_the_url_says(
 }
 
 #[test]
+fn libpqs_tls_variables_are_honoured_when_the_url_does_not_say() {
+    // PGSSLMODE, PGSSLROOTCERT and PGCHANNELBINDING, as libpq's tools read them: a user who
+    // relies on PGSSLMODE=verify-full must not get an unchecked (or plaintext) connection.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let Some(front) = postgres::TlsFront::start(pg) else {
+        return;
+    };
+    let ca = front.certs.join("ca.crt").display().to_string();
+    let other = front.certs.join("other-ca.crt").display().to_string();
+    let db = pg.database();
+    let env = Env::new();
+    let dir = notes(&env);
+    let dir = dir.to_str().unwrap();
+    let base = |query: &str| {
+        format!(
+            "postgres://postgres:{PASSWORD}@127.0.0.1:{}/{db}{query}",
+            front.port
+        )
+    };
+    let add = |name: &str, url: &str, vars: &[(&str, &str)]| {
+        let mut cmd = env.command(&["kb", "add", name, dir, "--store", url, "--json"]);
+        for (k, v) in vars {
+            cmd = cmd.env(k, v);
+        }
+        cmd.run()
+    };
+    let refused = |name: &str, url: &str, vars: &[(&str, &str)], says: &str| {
+        let out = add(name, url, vars);
+        assert_eq!(out.code, Some(3), "{out:#?}");
+        assert!(out.error().contains(says), "{out:#?}");
+        assert!(out.stderr.contains("hint:"), "{out:#?}");
+        assert!(!out.stderr.contains(PASSWORD), "{out:#?}");
+        out
+    };
+    // verify-full from the environment, with no authority anywhere: refused, naming it.
+    let out = refused(
+        "no_ca",
+        &base(""),
+        &[("PGSSLMODE", "verify-full")],
+        "PGSSLMODE=verify-full in the environment asks to check the server's certificate",
+    );
+    assert!(out.stderr.contains("PGSSLROOTCERT"), "{out:#?}");
+    // …with another authority: the server did not prove who it is.
+    let out = refused(
+        "other",
+        &base(""),
+        &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", &other)],
+        "did not prove who it is",
+    );
+    assert!(out.error().contains("UnknownIssuer"), "{out:#?}");
+    // …with the right one: checked, and connected.
+    let out = add(
+        "checked",
+        &base(""),
+        &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", &ca)],
+    )
+    .success();
+    assert_eq!(out.json()["added"], 4, "{out:#?}");
+    // PGSSLMODE=disable is honoured (the front takes TLS connections only)…
+    let out = refused(
+        "clear",
+        &base(""),
+        &[("PGSSLMODE", "disable")],
+        "no encryption",
+    );
+    assert!(out.stderr.contains("PGSSLMODE=disable"), "{out:#?}");
+    // …but the URL's own sslmode and sslrootcert win over the environment's.
+    let url = base(&format!("?sslmode=verify-ca&sslrootcert={ca}"));
+    let vars = [("PGSSLMODE", "disable"), ("PGSSLROOTCERT", other.as_str())];
+    add("url_wins", &url, &vars).success();
+    // PGCHANNELBINDING=require: the front's server cannot offer SCRAM-SHA-256-PLUS.
+    refused(
+        "bound",
+        &base(""),
+        &[("PGCHANNELBINDING", "require")],
+        "channel binding",
+    );
+    // Not a mode: refused, naming the variable.
+    refused(
+        "typo",
+        &base(""),
+        &[("PGSSLMODE", "verify")],
+        "PGSSLMODE=verify in the environment is not an sslmode",
+    );
+    // The public authorities with a mode weaker than verify-full: refused as libpq 16 does,
+    // before connecting.
+    for (name, url, vars) in [
+        (
+            "system_url",
+            base("?sslmode=require&sslrootcert=system"),
+            vec![],
+        ),
+        (
+            "system_env",
+            base("?sslmode=verify-ca"),
+            vec![("PGSSLROOTCERT", "system")],
+        ),
+    ] {
+        let out = refused(name, &url, &vars, "may not be used with sslrootcert=system");
+        assert!(out.stderr.contains("verify-full"), "{out:#?}");
+    }
+}
+
+#[test]
 fn a_server_on_a_unix_socket_is_reached_with_tls_left_out() {
     // The host of the URL is the folder of the server's socket: the default `prefer` does
     // not try TLS there, as libpq does not (the client still asks the TLS adapter for a
@@ -649,6 +755,13 @@ fn a_server_on_a_unix_socket_is_reached_with_tls_left_out() {
     assert_eq!(out.json()["added"], 4, "{out:#?}");
     let hits = search(&env, "local", "strasse");
     assert_eq!(hits[0]["id"], "e0d27e3ad", "{hits:?}");
+    // Nor whatever the environment asks for: libpq does not encrypt a Unix socket.
+    let out = env
+        .command(&["kb", "search", "local", "strasse", "--json"])
+        .env("PGSSLMODE", "verify-full")
+        .run()
+        .success();
+    assert!(out.stdout.contains("e0d27e3ad"), "{out:#?}");
 }
 
 #[test]

@@ -15,7 +15,8 @@
 //! through rustls when the server offers it, as libpq: `sslmode=prefer` (the default) and
 //! `require` encrypt without checking the server's certificate, `verify-ca` and `verify-full`
 //! check it against `sslrootcert` (a PEM file, `system`, or `~/.postgresql/root.crt`),
-//! `disable` never tries.
+//! `disable` never tries; `PGSSLMODE`, `PGSSLROOTCERT` and `PGCHANNELBINDING` when the URL
+//! does not say.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -455,13 +456,24 @@ impl Postgres {
     /// ones, once the sync holds the base's lock.
     pub(crate) fn connect(name: &str, url: &str) -> Result<Postgres> {
         let place = redact(url);
-        let (url, check) = tls::tls_settings(url);
-        let mut config: postgres::Config = url.parse().map_err(|e| {
+        let mut tls = tls::tls_settings(name, url)?;
+        let mut config: postgres::Config = tls.url.parse().map_err(|e| {
             Error::config(format!(
                 "the store of knowledge base {name} is not a PostgreSQL URL ({place}): {e}"
             ))
             .hint("write it as postgres://USER@HOST:PORT/DATABASE")
         })?;
+        // As libpq: a Unix socket is not encrypted, whatever sslmode says (PGSSLMODE=verify-full
+        // in a profile must not keep `ai` from a server on this machine).
+        let hosts = config.get_hosts();
+        if !hosts.is_empty()
+            && hosts
+                .iter()
+                .all(|h| matches!(h, postgres::config::Host::Unix(_)))
+        {
+            config.ssl_mode(postgres::config::SslMode::Disable);
+            tls.check = tls::Check::Nothing;
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
@@ -486,14 +498,15 @@ impl Postgres {
                 }
             }
         }
-        let client = connect_within(&config, tls::config(name, &check)?, &place, name)?.map_err(|e| {
+        let client = connect_within(&config, tls::config(name, &tls)?, &place, name)?.map_err(|e| {
             let kind = classify(&e);
             let why = detail(&e);
             if why.contains("server does not support TLS") {
                 return Error::config(format!(
-                    "the server of knowledge base {name} ({place}) does not offer TLS, which its sslmode asks for"
+                    "the server of knowledge base {name} ({place}) does not offer TLS, which {} asks for",
+                    tls.said
                 ))
-                .hint("turn TLS on at the server (ssl = on), or leave sslmode out of the URL (prefer: encrypted when the server offers it)");
+                .hint("turn TLS on at the server (ssl = on), or leave sslmode out of the URL and PGSSLMODE unset (prefer: encrypted when the server offers it)");
             }
             if why.contains("invalid peer certificate") {
                 let e = Error::config(format!(
@@ -515,14 +528,14 @@ impl Postgres {
                 return Error::config(format!(
                     "the server of knowledge base {name} ({place}) did not sign in with channel binding, which the URL asks for (channel_binding=require): {why}"
                 ))
-                .hint("channel binding needs TLS and SCRAM-SHA-256 passwords at the server (ssl = on, password_encryption = scram-sha-256); or leave channel_binding out of the URL");
+                .hint("channel binding needs TLS and SCRAM-SHA-256 passwords at the server (ssl = on, password_encryption = scram-sha-256); or leave channel_binding out of the URL and PGCHANNELBINDING unset");
             }
             match kind {
                 // pg_hba.conf has only `hostssl` lines for the client.
                 Kind::Access if why.contains("no encryption") => Error::config(format!(
                     "the server of knowledge base {name} refused the sign-in ({place}): {why}"
                 ))
-                .hint("the server takes TLS connections only: leave sslmode=disable out of the URL"),
+                .hint(format!("the server takes TLS connections only: drop {}", tls.said)),
                 Kind::Access => Error::config(format!(
                     "the server of knowledge base {name} refused the sign-in ({place}): {why}"
                 ))

@@ -46,39 +46,112 @@ pub(super) enum Roots {
     Missing,
 }
 
-/// `url` as the client library reads it (`sslmode=verify-ca` and `verify-full` as `require`,
-/// no `sslrootcert`), and how to check the server.
-pub(super) fn tls_settings(url: &str) -> (String, Check) {
-    tls_settings_in(url, dirs::home_dir().as_deref())
+/// What [`tls_settings`] found: the URL as the client library reads it, how to check the
+/// server, and where the `sslmode` came from (for errors: "sslmode=verify-full in the URL",
+/// "PGSSLMODE=verify-full in the environment", or "the default sslmode (prefer)").
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Settings {
+    pub url: String,
+    pub check: Check,
+    pub said: String,
 }
 
-/// [`tls_settings`] with `home` as the home folder (where `.postgresql/root.crt` may be).
-fn tls_settings_in(url: &str, home: Option<&std::path::Path>) -> (String, Check) {
+/// `url` as the client library reads it (`sslmode=verify-ca` and `verify-full` as `require`,
+/// no `sslrootcert`), and how to check the server. As libpq, `sslmode`, `sslrootcert` and
+/// `channel_binding` are taken from `PGSSLMODE`, `PGSSLROOTCERT` and `PGCHANNELBINDING` when
+/// the URL does not give them (the URL's own win).
+pub(super) fn tls_settings(name: &str, url: &str) -> Result<Settings> {
+    tls_settings_in(name, url, dirs::home_dir().as_deref(), |k| {
+        std::env::var(k).ok()
+    })
+}
+
+/// [`tls_settings`] with `home` as the home folder (where `.postgresql/root.crt` may be) and
+/// `env` for the environment's variables.
+fn tls_settings_in(
+    name: &str,
+    url: &str,
+    home: Option<&std::path::Path>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Settings> {
     let home_root = || {
         home.map(|h| h.join(".postgresql/root.crt"))
             .filter(|f| f.is_file())
     };
-    let Some((head, query)) = url.split_once('?') else {
-        return (url.to_owned(), Check::Nothing);
-    };
-    let mut mode = String::new();
+    let (head, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut mode = None;
+    let mut mode_at = None;
     let mut rootcert = None;
+    let mut binding = false;
     let mut kept = Vec::new();
-    for part in query.split('&') {
+    for part in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').unwrap_or((part, ""));
         match k {
             "sslrootcert" => rootcert = Some(percent_decode(v)),
-            "sslmode" if v == "verify-ca" || v == "verify-full" => {
-                mode = v.to_owned();
-                kept.push("sslmode=require".to_owned());
+            "sslmode" => {
+                mode = Some((percent_decode(v), format!("sslmode={v} in the URL")));
+                mode_at = Some(kept.len());
+                kept.push(String::new());
             }
             _ => {
-                if k == "sslmode" {
-                    mode = v.to_owned();
-                }
+                binding |= k == "channel_binding";
                 kept.push(part.to_owned());
             }
         }
+    }
+    let env = |k: &str| env(k).filter(|v| !v.is_empty());
+    let mode = mode.or_else(|| {
+        env("PGSSLMODE").map(|v| (v.clone(), format!("PGSSLMODE={v} in the environment")))
+    });
+    let rootcert = rootcert.or_else(|| env("PGSSLROOTCERT"));
+    let system = rootcert.as_deref() == Some("system");
+    // libpq 16+: `sslrootcert=system` makes verify-full the default, and refuses a weaker mode
+    // (the public authorities sign certificates for anyone's names: only the name proves it).
+    let (mode, said) = match mode {
+        Some(m) => m,
+        None if system => (
+            "verify-full".to_owned(),
+            "sslrootcert=system (verify-full by default)".to_owned(),
+        ),
+        None => (
+            "prefer".to_owned(),
+            "the default sslmode (prefer)".to_owned(),
+        ),
+    };
+    let library_mode = match mode.as_str() {
+        "verify-ca" | "verify-full" | "require" => "require",
+        // libpq's `allow` tries without TLS first; `prefer` connects wherever it does.
+        "allow" | "prefer" => "prefer",
+        "disable" => "disable",
+        _ => {
+            return Err(
+                Error::config(format!("knowledge base {name}: {said} is not an sslmode"))
+                    .hint("use disable, allow, prefer, require, verify-ca or verify-full"),
+            );
+        }
+    };
+    if system && mode != "verify-full" {
+        return Err(Error::config(format!(
+            "knowledge base {name}: {said} may not be used with sslrootcert=system (the public authorities), which needs sslmode=verify-full"
+        ))
+        .hint("use sslmode=verify-full (the server's certificate must then be made out to its host name), or give the authority that signed it with sslrootcert=/path/to/root.crt"));
+    }
+    // The URL's own sslmode stays where it was; the environment's (or system's verify-full)
+    // is added; the default needs nothing.
+    let library_mode = format!("sslmode={library_mode}");
+    match mode_at {
+        Some(at) => kept[at] = library_mode,
+        None if said.starts_with("the default") => {}
+        None => kept.push(library_mode),
+    }
+    if !binding && let Some(v) = env("PGCHANNELBINDING") {
+        if !matches!(v.as_str(), "disable" | "prefer" | "require") {
+            return Err(Error::config(format!(
+                "knowledge base {name}: PGCHANNELBINDING={v} in the environment is not a channel_binding"
+            ))
+            .hint("use disable, prefer or require, or unset PGCHANNELBINDING"));
+        }
+        kept.push(format!("channel_binding={v}"));
     }
     let url = if kept.is_empty() {
         head.to_owned()
@@ -100,7 +173,7 @@ fn tls_settings_in(url: &str, home: Option<&std::path::Path>) -> (String, Check)
         }
         _ => Check::Nothing,
     };
-    (url, check)
+    Ok(Settings { url, check, said })
 }
 
 /// The server's certificate, checked as [`Check`] says.
@@ -158,10 +231,10 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
 }
 
 /// What the client library connects with for knowledge base `name`, checking the server as
-/// `check` says.
-pub(super) fn config(name: &str, check: &Check) -> Result<MakeTls> {
+/// `tls.check` says.
+pub(super) fn config(name: &str, tls: &Settings) -> Result<MakeTls> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let (roots, names) = match check {
+    let (roots, names) = match &tls.check {
         Check::Nothing => (None, false),
         Check::Authority { roots } => (Some(roots), false),
         Check::Full { roots } => (Some(roots), true),
@@ -179,10 +252,11 @@ pub(super) fn config(name: &str, check: &Check) -> Result<MakeTls> {
                         .unwrap_or_default()
                         .join(".postgresql/root.crt");
                     return Err(Error::config(format!(
-                        "knowledge base {name}: sslmode asks to check the server's certificate, but no authority to check it against is given ({} does not exist)",
+                        "knowledge base {name}: {} asks to check the server's certificate, but no authority to check it against is given ({} does not exist)",
+                        tls.said,
                         file.display()
                     ))
-                    .hint("add sslrootcert=/path/to/root.crt (the CA that signed the server's certificate) to the URL, or sslrootcert=system for the public authorities"));
+                    .hint("add sslrootcert=/path/to/root.crt (the CA that signed the server's certificate) to the URL (or PGSSLROOTCERT), or sslrootcert=system with sslmode=verify-full for the public authorities"));
                 }
             };
             let v = rustls::client::WebPkiServerVerifier::builder_with_provider(
@@ -438,6 +512,34 @@ fn element(der: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
 mod tests {
     use super::*;
 
+    /// [`tls_settings_in`] with `home` and the environment `vars`.
+    fn settings(url: &str, home: Option<&std::path::Path>, vars: &[(&str, &str)]) -> Settings {
+        tls_settings_in("team", url, home, |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+        .unwrap()
+    }
+
+    /// `(url, check)` of [`settings`] without a home or environment.
+    fn tls_settings(url: &str) -> (String, Check) {
+        let s = settings(url, None, &[]);
+        (s.url, s.check)
+    }
+
+    /// The `error: … hint: …` of a refused [`tls_settings_in`].
+    fn refused(url: &str, vars: &[(&str, &str)]) -> String {
+        let e = tls_settings_in("team", url, None, |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 3, "{e:?}");
+        format!("{e:?}")
+    }
+
     #[test]
     fn tls_settings_are_libpqs() {
         let (url, check) = tls_settings("postgres://a@h/db");
@@ -456,12 +558,13 @@ mod tests {
                 roots: Roots::File("/tmp/my ca.crt".into())
             }
         );
-        let (url, check) = tls_settings("postgres://a@h/db?sslrootcert=system&sslmode=verify-ca");
+        let (url, check) =
+            tls_settings("postgres://a@h/db?sslrootcert=%2Fca.pem&sslmode=verify-ca");
         assert_eq!(url, "postgres://a@h/db?sslmode=require");
         assert_eq!(
             check,
             Check::Authority {
-                roots: Roots::System
+                roots: Roots::File("/ca.pem".into())
             }
         );
         // `require` with an authority checks it, as libpq does.
@@ -479,27 +582,170 @@ mod tests {
         // CA file exists, sslmode=require behaves as verify-ca"); the default does not.
         let home = tempfile::tempdir().unwrap();
         let url = "postgres://a@h/db?sslmode=require";
-        assert_eq!(tls_settings_in(url, Some(home.path())).1, Check::Nothing);
+        assert_eq!(settings(url, Some(home.path()), &[]).check, Check::Nothing);
         std::fs::create_dir(home.path().join(".postgresql")).unwrap();
         let root = home.path().join(".postgresql/root.crt");
         std::fs::write(&root, "").unwrap();
         assert_eq!(
-            tls_settings_in(url, Some(home.path())).1,
+            settings(url, Some(home.path()), &[]).check,
             Check::Authority {
                 roots: Roots::File(root.clone())
             }
         );
         assert_eq!(
-            tls_settings_in("postgres://a@h/db", Some(home.path())).1,
+            settings("postgres://a@h/db", Some(home.path()), &[]).check,
             Check::Nothing
         );
         assert_eq!(
-            tls_settings_in("postgres://a@h/db?sslmode=verify-full", Some(home.path())).1,
+            settings(
+                "postgres://a@h/db?sslmode=verify-full",
+                Some(home.path()),
+                &[]
+            )
+            .check,
             Check::Full {
                 roots: Roots::File(root)
             }
         );
         assert_eq!(percent_decode("a%2fb%zz%4"), "a/b%zz%4");
+    }
+
+    #[test]
+    fn libpqs_environment_is_read_when_the_url_does_not_say() {
+        let url = "postgres://a@h/db";
+        // PGSSLMODE=verify-full checks the server, against PGSSLROOTCERT or ~/.postgresql/root.crt.
+        let s = settings(url, None, &[("PGSSLMODE", "verify-full")]);
+        assert_eq!(s.url, "postgres://a@h/db?sslmode=require");
+        assert!(s.url.parse::<postgres::Config>().is_ok());
+        assert_eq!(
+            s.check,
+            Check::Full {
+                roots: Roots::Missing
+            }
+        );
+        assert_eq!(s.said, "PGSSLMODE=verify-full in the environment");
+        let env = [("PGSSLMODE", "verify-ca"), ("PGSSLROOTCERT", "/ca.pem")];
+        let s = settings("postgres://a@h/db?application_name=x", None, &env);
+        assert_eq!(
+            s.url,
+            "postgres://a@h/db?application_name=x&sslmode=require"
+        );
+        assert_eq!(
+            s.check,
+            Check::Authority {
+                roots: Roots::File("/ca.pem".into())
+            }
+        );
+        // disable, and libpq's allow (prefer connects wherever it does).
+        let s = settings(url, None, &[("PGSSLMODE", "disable")]);
+        assert_eq!(
+            (s.url.as_str(), s.check),
+            ("postgres://a@h/db?sslmode=disable", Check::Nothing)
+        );
+        let s = settings(url, None, &[("PGSSLMODE", "allow")]);
+        assert_eq!(s.url, "postgres://a@h/db?sslmode=prefer");
+        // The URL's own win, each on its own: its sslmode over PGSSLMODE, its sslrootcert over
+        // PGSSLROOTCERT, its channel_binding over PGCHANNELBINDING.
+        let env = [
+            ("PGSSLMODE", "disable"),
+            ("PGSSLROOTCERT", "/env.pem"),
+            ("PGCHANNELBINDING", "require"),
+        ];
+        let s = settings(
+            "postgres://a@h/db?sslmode=verify-full&channel_binding=disable",
+            None,
+            &env,
+        );
+        assert_eq!(
+            s.url,
+            "postgres://a@h/db?sslmode=require&channel_binding=disable"
+        );
+        assert_eq!(
+            s.check,
+            Check::Full {
+                roots: Roots::File("/env.pem".into())
+            }
+        );
+        assert_eq!(s.said, "sslmode=verify-full in the URL");
+        let s = settings(
+            "postgres://a@h/db?sslrootcert=/url.pem",
+            None,
+            &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", "/env.pem")],
+        );
+        assert_eq!(
+            s.check,
+            Check::Full {
+                roots: Roots::File("/url.pem".into())
+            }
+        );
+        // PGCHANNELBINDING, as the client library reads channel_binding.
+        let s = settings(url, None, &[("PGCHANNELBINDING", "require")]);
+        assert_eq!(s.url, "postgres://a@h/db?channel_binding=require");
+        assert!(s.url.parse::<postgres::Config>().is_ok());
+        // Empty is unset; the default says nothing to the client library.
+        let s = settings(url, None, &[("PGSSLMODE", ""), ("PGCHANNELBINDING", "")]);
+        assert_eq!((s.url.as_str(), s.check), (url, Check::Nothing));
+        assert_eq!(s.said, "the default sslmode (prefer)");
+        // What is not a mode is refused, naming the variable.
+        let e = refused(url, &[("PGSSLMODE", "verify")]);
+        assert!(
+            e.contains("PGSSLMODE=verify in the environment is not an sslmode"),
+            "{e}"
+        );
+        let e = refused(url, &[("PGCHANNELBINDING", "yes")]);
+        assert!(e.contains("PGCHANNELBINDING=yes"), "{e}");
+    }
+
+    #[test]
+    fn the_public_authorities_are_trusted_with_verify_full_only() {
+        // libpq 16+: sslrootcert=system makes verify-full the default and refuses weaker modes.
+        let s = settings("postgres://a@h/db?sslrootcert=system", None, &[]);
+        assert_eq!(s.url, "postgres://a@h/db?sslmode=require");
+        assert_eq!(
+            s.check,
+            Check::Full {
+                roots: Roots::System
+            }
+        );
+        let s = settings("postgres://a@h/db", None, &[("PGSSLROOTCERT", "system")]);
+        assert_eq!(
+            s.check,
+            Check::Full {
+                roots: Roots::System
+            }
+        );
+        for mode in ["disable", "allow", "prefer", "require", "verify-ca"] {
+            let e = refused(
+                &format!("postgres://a@h/db?sslmode={mode}&sslrootcert=system"),
+                &[],
+            );
+            assert!(
+                e.contains(&format!(
+                    "sslmode={mode} in the URL may not be used with sslrootcert=system"
+                )),
+                "{e}"
+            );
+            assert!(e.contains("verify-full"), "{e}");
+            let e = refused(
+                "postgres://a@h/db?sslrootcert=system",
+                &[("PGSSLMODE", mode)],
+            );
+            assert!(
+                e.contains(&format!("PGSSLMODE={mode} in the environment may not")),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            settings(
+                "postgres://a@h/db?sslmode=verify-full&sslrootcert=system",
+                None,
+                &[]
+            )
+            .check,
+            Check::Full {
+                roots: Roots::System
+            }
+        );
     }
 
     /// DER of one element: `tag`, the length (short or long form), `contents`.
