@@ -75,6 +75,9 @@ pub(crate) enum Kind {
     Refused { found: String, newer: bool },
     /// The store refused what we asked in a way only a bug of ours explains.
     Bug,
+    /// A Ctrl+C (or a termination signal) cancelled the statement at the server.
+    #[allow(dead_code)] // the stores with a server
+    Interrupted,
 }
 
 /// A failure of the store of knowledge base `base`, which lives at `place` (a file, or a
@@ -151,6 +154,7 @@ impl From<StoreError> for Error {
                 "the index of knowledge base {name} refused a request ({place}): {detail}"
             ))
             .hint("this is a bug in ai: please report it with the command that failed"),
+            Kind::Interrupted => Error::Interrupted,
         }
     }
 }

@@ -1237,3 +1237,126 @@ fn a_keyword_migration_empties_the_counts_at_once_not_row_by_row() {
     pg.assert_counts(&db, "team");
     assert_eq!(search(&env, "team", "omega7").len(), 1);
 }
+
+#[test]
+fn a_ctrl_c_during_an_index_build_cancels_it_at_the_server_and_the_next_sync_builds_it() {
+    // The passages' indexes are built over every row at the end of a first sync (minutes at
+    // 100,000 notes): a Ctrl+C then cancels the build at the server instead of waiting for it.
+    // Here the build cannot even start: another session holds a lock on the passages that it
+    // waits for, as long as that session lives.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    env.run(&["kb", "sync", "team"]).success();
+    // As a first sync stopped before its indexes were made leaves the base.
+    pg.psql(&db, "DROP INDEX ai_kb_team.chunks_words");
+    let writer = pg.hold(
+        &db,
+        "BEGIN; LOCK TABLE ai_kb_team.chunks IN ROW EXCLUSIVE MODE;",
+    );
+    wait_for("the other session's lock", || {
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.chunks'::regclass AND granted",
+        ) == "1"
+    });
+    let sync = env.spawn(&["kb", "sync", "team"]);
+    wait_for("the index build waiting for the passages", || {
+        pg.psql(
+            &db,
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ai'
+                 AND datname = '{db}' AND wait_event_type = 'Lock' AND query LIKE '%CREATE INDEX%'"
+            ),
+        ) == "1"
+    });
+    // Ctrl+C while the other session still holds its lock: the build is cancelled.
+    signal(sync.pid(), libc::SIGINT);
+    let out = sync.wait();
+    assert_eq!(out.code, Some(130), "{out:#?}");
+    assert!(!out.stderr.contains("error:"), "{out:#?}");
+    drop(writer);
+    assert_eq!(
+        pg.psql(&db, "SELECT to_regclass('ai_kb_team.chunks_words') IS NULL"),
+        "t"
+    );
+    // The base answers meanwhile, and the next sync builds what is missing.
+    assert!(!search(&env, "team", "sicherung").is_empty());
+    env.run(&["kb", "sync", "team"]).success();
+    assert_eq!(
+        pg.psql(
+            &db,
+            "SELECT to_regclass('ai_kb_team.chunks_words') IS NOT NULL"
+        ),
+        "t"
+    );
+    assert!(!search(&env, "team", "sicherung").is_empty());
+    pg.assert_counts(&db, "team");
+}
+
+#[test]
+fn a_ctrl_c_during_the_closing_vacuum_cancels_it_and_keeps_what_the_sync_wrote() {
+    // After a large sync the passages' table is tidied (VACUUM (ANALYZE)), which reads the whole
+    // table: a Ctrl+C then cancels it at the server. Here it cannot start: another session holds
+    // a lock that conflicts with it, as long as that session lives.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    env.run(&["kb", "sync", "team"]).success();
+    let tidying = pg.hold(
+        &db,
+        "BEGIN; LOCK TABLE ai_kb_team.chunks IN SHARE UPDATE EXCLUSIVE MODE;",
+    );
+    wait_for("the other session's lock", || {
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.chunks'::regclass
+             AND mode = 'ShareUpdateExclusiveLock' AND granted",
+        ) == "1"
+    });
+    // Over a thousand passages: ten notes of 110 paragraphs of ~1,900 bytes.
+    let paragraph = |n: usize, p: usize| format!("{} bulk{n}x{p}\n\n", "filler words ".repeat(145));
+    for n in 0..10 {
+        let body: String = (0..110).map(|p| paragraph(n, p)).collect();
+        env.project_file(
+            &format!("notes/bulk/b{n}.md"),
+            format!("# Bulk {n}\n\n{body}"),
+        );
+    }
+    let sync = env.spawn(&["kb", "sync", "team"]);
+    wait_for("the VACUUM waiting for the passages", || {
+        pg.psql(
+            &db,
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ai'
+                 AND datname = '{db}' AND wait_event_type = 'Lock' AND query LIKE 'VACUUM%'"
+            ),
+        ) == "1"
+    });
+    signal(sync.pid(), libc::SIGINT);
+    let out = sync.wait();
+    assert_eq!(out.code, Some(130), "{out:#?}");
+    assert!(!out.stderr.contains("error:"), "{out:#?}");
+    drop(tidying);
+    // What the sync wrote is kept: the next one has nothing to do.
+    pg.assert_counts(&db, "team");
+    assert!(!search(&env, "team", "bulk7x99").is_empty());
+    let json = env.run(&["kb", "sync", "team", "--json"]).success().json();
+    assert_eq!(json[0]["unchanged"], 14, "{json}");
+}

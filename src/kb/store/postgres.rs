@@ -54,6 +54,9 @@ pub(crate) struct Postgres {
     /// How many passage rows this session wrote (a sync that wrote many tidies the table at
     /// its end; see `finish_sync`).
     wrote: std::cell::Cell<usize>,
+    /// What the connection was made with: a cancel request goes the same way
+    /// ([`Self::exec_cancellable`]).
+    tls: tls::MakeTls,
 }
 
 /// A URL as it may be shown: without its password (in the user part or a `password=`
@@ -498,7 +501,8 @@ impl Postgres {
                 }
             }
         }
-        let client = connect_within(&config, tls::config(name, &tls)?, &place, name)?.map_err(|e| {
+        let make_tls = tls::config(name, &tls)?;
+        let client = connect_within(&config, make_tls.clone(), &place, name)?.map_err(|e| {
             let kind = classify(&e);
             let why = detail(&e);
             if why.contains("server does not support TLS") {
@@ -554,6 +558,7 @@ impl Postgres {
             rebuilding: std::cell::Cell::new(false),
             heads: std::cell::Cell::new(false),
             wrote: std::cell::Cell::new(0),
+            tls: make_tls,
         })
     }
 
@@ -579,6 +584,42 @@ impl Postgres {
             .borrow_mut()
             .batch_execute(sql)
             .map_err(|e| self.err(&e))
+    }
+
+    /// [`Self::exec`] for a statement that may run for minutes (an index build over every
+    /// passage, a VACUUM): a Ctrl+C (or a termination signal) meanwhile cancels it at the
+    /// server, as psql does, and it ends as [`Kind::Interrupted`] instead of when the server
+    /// is done. A thread watches for the signal while the statement runs.
+    fn exec_cancellable(&self, sql: &str) -> StoreResult<()> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let token = self.client.borrow().cancel_token();
+        let tls = self.tls.clone();
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let watching = std::sync::Arc::clone(&done);
+        let watcher = std::thread::Builder::new()
+            .name("pg-cancel".into())
+            .spawn(move || {
+                while !watching.load(Ordering::SeqCst) {
+                    if crate::signal::interrupted() {
+                        // Not sent (the server gone): the statement ends with the connection.
+                        let _ = token.cancel_query(tls);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        let result = self.exec(sql);
+        done.store(true, Ordering::SeqCst);
+        if let Ok(w) = watcher {
+            let _ = w.join();
+        }
+        match result {
+            Err(mut e) if crate::signal::interrupted() => {
+                e.kind = Kind::Interrupted;
+                Err(e)
+            }
+            r => r,
+        }
     }
 
     /// `sql` is a whole `BEGIN; … COMMIT;`: rolled back when any statement of it fails, so the
@@ -890,8 +931,10 @@ impl Postgres {
         };
         let mb = (bytes.max(0) as u64).max(vector_bytes) >> 20;
         let mb = mb.clamp(64, INDEX_MEMORY_MB);
-        // In the caller's transaction when it has one (a copy's), else in one of its own.
-        self.exec(&format!(
+        // In the caller's transaction when it has one (a copy's), else in one of its own. A
+        // Ctrl+C cancels it (minutes at 100,000 notes): the indexes not made yet are made by
+        // the next sync (or copy).
+        self.exec_cancellable(&format!(
             "SET maintenance_work_mem = '{mb}MB';
              {ROW_INDEXES}
              {}
@@ -1397,10 +1440,14 @@ impl Store for Postgres {
         // table. A saving, not a duty (as SQLite's compaction): the sync's rows are committed,
         // so a VACUUM that fails (a lock it cannot get in time, a cancel) is a warning, not
         // the sync's failure, and a rebuild is still put in place.
+        // A Ctrl+C cancels either, and the sync stops (exit 130) as it does elsewhere.
         self.index_rows()?;
         if self.wrote.replace(0) >= VACUUM_AFTER
-            && let Err(e) = self.exec("VACUUM (ANALYZE) chunks")
+            && let Err(e) = self.exec_cancellable("VACUUM (ANALYZE) chunks")
         {
+            if e.kind == Kind::Interrupted {
+                return Err(e);
+            }
             return Ok(Some(format!(
                 "warning: knowledge base {} is synced, but tidying its passages after the sync (VACUUM) failed: {}; the server's autovacuum does it later",
                 self.name, e.detail
