@@ -462,10 +462,14 @@ struct Stats {
     dimensions: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     last_sync: Option<String>,
+    /// Why its index could not be read (`kb list`: a server that cannot be reached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
-fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
-    let mut s = Stats {
+/// What the config says of base `name`, before its index is read.
+fn unread_stats(home: &Home, name: &str, base: &BaseConfig) -> Stats {
+    Stats {
         name: name.to_owned(),
         path: base.path.display().to_string(),
         store: store::place(home, name, base),
@@ -478,11 +482,20 @@ fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
         embed: base.embed.clone(),
         dimensions: base.dimensions,
         last_sync: None,
-    };
+        error: None,
+    }
+}
+
+fn stats_of(home: &Home, name: &str, base: &BaseConfig) -> Result<Stats> {
+    let mut s = unread_stats(home, name, base);
     if !store::exists(home, name, base) {
         return Ok(s);
     }
-    let ix = store::Index::open_base(home, name, base, false)?;
+    let ix = match store::Index::open_base(home, name, base, false) {
+        // A base on a server whose first sync has not made its tables (yet).
+        Err(Error::NotFound { .. }) => return Ok(s),
+        ix => ix?,
+    };
     s.indexed = true;
     s.notes = ix.notes()?;
     s.chunks = ix.passages()?;
@@ -517,8 +530,22 @@ fn orphan_indexes(ctx: &Ctx) -> Vec<String> {
 
 fn list(ctx: &Ctx, json: bool) -> Result<()> {
     let mut rows = Vec::new();
+    // A base whose index cannot be read (its server down) is listed with why, and the others
+    // as they are; the exit code then says the first failure.
+    let mut failed: Option<Error> = None;
     for (name, base) in &ctx.config.kb.bases {
-        rows.push(stats_of(&ctx.home, name, base)?);
+        match stats_of(&ctx.home, name, base) {
+            Ok(s) => rows.push(s),
+            Err(Error::Interrupted) => return Err(Error::Interrupted),
+            Err(e) => {
+                output::print_error(&e);
+                rows.push(Stats {
+                    error: Some(e.to_string()),
+                    ..unread_stats(&ctx.home, name, base)
+                });
+                failed.get_or_insert(e);
+            }
+        }
     }
     // Indexes left without their config entry: the Python ai-cli rewrites config.json with
     // its own keys only (`ai.py default`, `ai.py init`), which drops "kb" (I3-9).
@@ -530,8 +557,12 @@ fn list(ctx: &Ctx, json: bool) -> Result<()> {
             crate::kb::store::dir(&ctx.home).display()
         ));
     }
+    let done = |printed: Result<()>| match failed {
+        Some(e) => printed.and(Err(Error::Exit(e.exit_code()))),
+        None => printed,
+    };
     if json {
-        return print_json(&rows);
+        return done(print_json(&rows));
     }
     if rows.is_empty() {
         ctx.ui
@@ -546,6 +577,8 @@ fn list(ctx: &Ctx, json: bool) -> Result<()> {
             r.name.clone(),
             if r.indexed {
                 r.notes.to_string()
+            } else if r.error.is_some() {
+                "?".into()
             } else {
                 "-".into()
             },
@@ -571,7 +604,7 @@ fn list(ctx: &Ctx, json: bool) -> Result<()> {
             ctx.config.kb.default.as_deref().unwrap_or_default()
         ));
     }
-    output::print_stdout(&out)
+    done(output::print_stdout(&out))
 }
 
 fn short_time(rfc3339: &str) -> String {

@@ -1360,3 +1360,61 @@ fn a_ctrl_c_during_the_closing_vacuum_cancels_it_and_keeps_what_the_sync_wrote()
     let json = env.run(&["kb", "sync", "team", "--json"]).success().json();
     assert_eq!(json[0]["unchanged"], 14, "{json}");
 }
+
+#[test]
+fn kb_list_shows_every_base_when_one_server_cannot_be_reached_or_has_no_tables_yet() {
+    let env = Env::new();
+    let dir = notes(&env);
+    let dir = dir.to_str().expect("UTF-8");
+    env.run(&["kb", "add", "local", dir]).success();
+    let mut cfg = env.config();
+    // A base on a port where nothing answers (its `kb add` failed there, or the server is down).
+    cfg["kb"]["bases"]["gone"] = serde_json::json!({
+        "path": dir,
+        "store": "postgres://ann:hunter2@127.0.0.1:1/team"
+    });
+    env.write_config(&cfg.to_string());
+    // Listed with why; the exit code is the failure's, as a search of that base ends.
+    let search = env.run(&["kb", "search", "gone", "tea"]);
+    assert_ne!(search.code, Some(0), "{search:#?}");
+    let out = env.run(&["kb", "list", "--json"]);
+    assert_eq!(out.code, search.code, "{out:#?}");
+    let rows = out.json();
+    let rows = rows.as_array().expect("a JSON array");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["name"], "gone");
+    assert_eq!(rows[0]["indexed"], false);
+    assert!(
+        rows[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("127.0.0.1:1")),
+        "{rows:?}"
+    );
+    assert_eq!(rows[1]["name"], "local");
+    assert_eq!(rows[1]["indexed"], true);
+    assert!(out.error().contains("gone"), "{out:#?}");
+    assert!(
+        !out.stdout.contains("hunter2") && !out.stderr.contains("hunter2"),
+        "{out:#?}"
+    );
+    let out = env.run(&["kb", "list"]);
+    assert_eq!(out.code, search.code, "{out:#?}");
+    assert!(
+        out.stdout.contains("local") && out.stdout.contains("gone"),
+        "{out:#?}"
+    );
+
+    // A base on a real server whose tables no sync has made yet: not indexed, not an error.
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    cfg["kb"]["bases"]["gone"]["store"] = pg.url(&db).into();
+    env.write_config(&cfg.to_string());
+    let rows = env.run(&["kb", "list", "--json"]).success().json();
+    assert_eq!(rows[0]["name"], "gone");
+    assert_eq!(rows[0]["indexed"], false, "{rows:?}");
+    assert!(rows[0].get("error").is_none(), "{rows:?}");
+    let stats = env.run(&["kb", "stats", "gone", "--json"]).success().json();
+    assert_eq!(stats["indexed"], false, "{stats}");
+}
