@@ -1418,3 +1418,50 @@ fn kb_list_shows_every_base_when_one_server_cannot_be_reached_or_has_no_tables_y
     let stats = env.run(&["kb", "stats", "gone", "--json"]).success().json();
     assert_eq!(stats["indexed"], false, "{stats}");
 }
+
+#[test]
+fn the_index_build_raises_the_servers_memory_for_it_but_never_lowers_it() {
+    let Some(pg) = postgres::shared() else {
+        return;
+    };
+    let db = pg.database();
+    // Statements of this database only are logged (the others' are not).
+    let sets = || {
+        std::fs::read_to_string(pg.dir().join("log"))
+            .unwrap_or_default()
+            .matches("SET maintenance_work_mem = '64MB'")
+            .count()
+    };
+    pg.psql(
+        &db,
+        &format!("ALTER DATABASE {db} SET log_statement = 'all'"),
+    );
+    pg.psql(
+        &db,
+        &format!("ALTER DATABASE {db} SET maintenance_work_mem = '32MB'"),
+    );
+    let env = Env::new();
+    let dir = notes(&env);
+    let url = pg.url(&db);
+    let before = sets();
+    env.run(&[
+        "kb",
+        "add",
+        "team",
+        dir.to_str().expect("UTF-8"),
+        "--store",
+        &url,
+    ])
+    .success();
+    assert!(sets() > before, "the build was not given its 64 MB");
+    // An administrator's larger setting is kept, not lowered to what ai would ask.
+    pg.psql(
+        &db,
+        &format!("ALTER DATABASE {db} SET maintenance_work_mem = '2GB'"),
+    );
+    let before = sets();
+    env.run(&["kb", "sync", "--full", "team"]).success();
+    assert_eq!(sets(), before, "the administrator's 2 GB was lowered");
+    let hits = search(&env, "team", "green tea");
+    assert!(!hits.is_empty());
+}

@@ -912,14 +912,20 @@ impl Postgres {
                 "SELECT to_regclass('chunks_words') IS NOT NULL AND to_regclass('chunks_heads') IS NOT NULL
                      AND to_regclass('chunks_grams') IS NOT NULL,
                      to_regclass('chunks_vector') IS NOT NULL,
-                     pg_table_size('chunks')",
+                     pg_table_size('chunks'),
+                     (SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem')",
                 &[],
             )?
             .ok_or_else(|| StoreError::new(Kind::Damaged, &self.name, &self.place, "no chunks table"))?;
-        let get = || -> std::result::Result<(bool, bool, i64), postgres::Error> {
-            Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
+        let get = || -> std::result::Result<(bool, bool, i64, i64), postgres::Error> {
+            Ok((
+                row.try_get(0)?,
+                row.try_get(1)?,
+                row.try_get(2)?,
+                row.try_get(3)?,
+            ))
         };
-        let (keywords, vectors, bytes) = get().map_err(|e| self.err(&e))?;
+        let (keywords, vectors, bytes, allowed_kb) = get().map_err(|e| self.err(&e))?;
         let dims = if vectors { None } else { self.vector_dims()? };
         if keywords && dims.is_none() {
             return Ok(());
@@ -931,14 +937,24 @@ impl Postgres {
         };
         let mb = (bytes.max(0) as u64).max(vector_bytes) >> 20;
         let mb = mb.clamp(64, INDEX_MEMORY_MB);
+        // Raised, never lowered: an administrator may allow more (ALTER ROLE … SET
+        // maintenance_work_mem), which a large HNSW build needs to be fast.
+        let (set, reset) = if mb.saturating_mul(1024) > allowed_kb.max(0) as u64 {
+            (
+                format!("SET maintenance_work_mem = '{mb}MB';"),
+                "RESET maintenance_work_mem;",
+            )
+        } else {
+            (String::new(), "")
+        };
         // In the caller's transaction when it has one (a copy's), else in one of its own. A
         // Ctrl+C cancels it (minutes at 100,000 notes): the indexes not made yet are made by
         // the next sync (or copy).
         self.exec_cancellable(&format!(
-            "SET maintenance_work_mem = '{mb}MB';
+            "{set}
              {ROW_INDEXES}
              {}
-             RESET maintenance_work_mem;",
+             {reset}",
             if dims.is_some() { VECTOR_INDEX } else { "" }
         ))?;
         self.statements.borrow_mut().clear();
