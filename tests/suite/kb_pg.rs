@@ -1132,42 +1132,14 @@ fn a_sync_whose_closing_vacuum_fails_keeps_what_it_wrote_and_warns() {
     // compaction is: when it fails (here it cannot take its lock: another session holds one that
     // conflicts, and the database gives up a lock wait after a while), the sync's rows are
     // committed and it ends well, with a warning.
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, env, tidying)) = a_base_with_its_passages_held() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
-    let env = Env::new();
-    let dir = notes(&env);
-    env.write_config(&format!(
-        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
-        dir.display()
-    ));
-    env.run(&["kb", "sync", "team"]).success();
-    let tidying = pg.hold(
-        &db,
-        "BEGIN; LOCK TABLE ai_kb_team.chunks IN SHARE UPDATE EXCLUSIVE MODE;",
-    );
-    wait_for("the other session's lock", || {
-        pg.psql(
-            &db,
-            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.chunks'::regclass
-             AND mode = 'ShareUpdateExclusiveLock' AND granted",
-        ) == "1"
-    });
     pg.psql(
         &db,
         &format!("ALTER DATABASE {db} SET lock_timeout = '300ms'"),
     );
-    // Over a thousand passages: ten notes of 110 paragraphs of ~1,900 bytes.
-    let paragraph = |n: usize, p: usize| format!("{} bulk{n}x{p}\n\n", "filler words ".repeat(145));
-    for n in 0..10 {
-        let body: String = (0..110).map(|p| paragraph(n, p)).collect();
-        env.project_file(
-            &format!("notes/bulk/b{n}.md"),
-            format!("# Bulk {n}\n\n{body}"),
-        );
-    }
+    a_thousand_passages_more(&env);
     let out = env.run(&["kb", "sync", "team", "--json"]);
     let stderr = out.stderr.clone();
     let json = out.success().json();
@@ -1307,38 +1279,10 @@ fn a_ctrl_c_during_the_closing_vacuum_cancels_it_and_keeps_what_the_sync_wrote()
     // After a large sync the passages' table is tidied (VACUUM (ANALYZE)), which reads the whole
     // table: a Ctrl+C then cancels it at the server. Here it cannot start: another session holds
     // a lock that conflicts with it, as long as that session lives.
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, env, tidying)) = a_base_with_its_passages_held() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
-    let env = Env::new();
-    let dir = notes(&env);
-    env.write_config(&format!(
-        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
-        dir.display()
-    ));
-    env.run(&["kb", "sync", "team"]).success();
-    let tidying = pg.hold(
-        &db,
-        "BEGIN; LOCK TABLE ai_kb_team.chunks IN SHARE UPDATE EXCLUSIVE MODE;",
-    );
-    wait_for("the other session's lock", || {
-        pg.psql(
-            &db,
-            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.chunks'::regclass
-             AND mode = 'ShareUpdateExclusiveLock' AND granted",
-        ) == "1"
-    });
-    // Over a thousand passages: ten notes of 110 paragraphs of ~1,900 bytes.
-    let paragraph = |n: usize, p: usize| format!("{} bulk{n}x{p}\n\n", "filler words ".repeat(145));
-    for n in 0..10 {
-        let body: String = (0..110).map(|p| paragraph(n, p)).collect();
-        env.project_file(
-            &format!("notes/bulk/b{n}.md"),
-            format!("# Bulk {n}\n\n{body}"),
-        );
-    }
+    a_thousand_passages_more(&env);
     let sync = env.spawn(&["kb", "sync", "team"]);
     wait_for("the VACUUM waiting for the passages", || {
         pg.psql(
@@ -1464,4 +1408,44 @@ fn the_index_build_raises_the_servers_memory_for_it_but_never_lowers_it() {
     assert_eq!(sets(), before, "the administrator's 2 GB was lowered");
     let hits = search(&env, "team", "green tea");
     assert!(!hits.is_empty());
+}
+
+/// A base on the test server, synced, whose passages' table another session holds in a mode
+/// that a VACUUM waits for (until the [`postgres::Held`] is dropped).
+fn a_base_with_its_passages_held() -> Option<(&'static Pg, String, Env, postgres::Held)> {
+    let pg = postgres::shared()?;
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    env.run(&["kb", "sync", "team"]).success();
+    let tidying = pg.hold(
+        &db,
+        "BEGIN; LOCK TABLE ai_kb_team.chunks IN SHARE UPDATE EXCLUSIVE MODE;",
+    );
+    wait_for("the other session's lock", || {
+        pg.psql(
+            &db,
+            "SELECT count(*) FROM pg_locks WHERE relation = 'ai_kb_team.chunks'::regclass
+             AND mode = 'ShareUpdateExclusiveLock' AND granted",
+        ) == "1"
+    });
+    Some((pg, db, env, tidying))
+}
+
+/// Over a thousand passages in new notes (a sync that writes them tidies the table after):
+/// ten notes of 110 paragraphs of ~1,900 bytes.
+fn a_thousand_passages_more(env: &Env) {
+    let paragraph = |n: usize, p: usize| format!("{} bulk{n}x{p}\n\n", "filler words ".repeat(145));
+    for n in 0..10 {
+        let body: String = (0..110).map(|p| paragraph(n, p)).collect();
+        env.project_file(
+            &format!("notes/bulk/b{n}.md"),
+            format!("# Bulk {n}\n\n{body}"),
+        );
+    }
 }
