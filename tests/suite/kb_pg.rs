@@ -408,17 +408,9 @@ fn two_homes_syncing_one_base_at_once_neither_duplicate_nor_lose_notes() {
 
 #[test]
 fn a_sync_killed_mid_way_leaves_a_sound_base_that_the_next_sync_finishes() {
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, env)) = team_on_server() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
-    let env = Env::new();
-    let dir = notes(&env);
-    env.write_config(&format!(
-        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
-        dir.display()
-    ));
     // Enough notes for several transactions of 256.
     for i in 0..700 {
         env.project_file(
@@ -1078,17 +1070,9 @@ fn the_counts_searches_read_follow_every_write_and_a_base_without_them_is_counte
 
 #[test]
 fn a_full_sync_stopped_while_its_switch_waits_keeps_the_base_it_had() {
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, env)) = team_on_server() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
-    let env = Env::new();
-    let dir = notes(&env);
-    env.write_config(&format!(
-        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
-        dir.display()
-    ));
     env.run(&["kb", "sync", "team"]).success();
     env.project_file("notes/zebra.md", "# Zebra\n\nStripes of the zebra.\n");
     // A long search holds the old tables: the rebuild is made beside them, then waits to
@@ -1216,17 +1200,9 @@ fn a_ctrl_c_during_an_index_build_cancels_it_at_the_server_and_the_next_sync_bui
     // 100,000 notes): a Ctrl+C then cancels the build at the server instead of waiting for it.
     // Here the build cannot even start: another session holds a lock on the passages that it
     // waits for, as long as that session lives.
-    let Some(pg) = postgres::shared() else {
+    let Some((pg, db, env)) = team_on_server() else {
         return;
     };
-    let db = pg.database();
-    let url = pg.url(&db);
-    let env = Env::new();
-    let dir = notes(&env);
-    env.write_config(&format!(
-        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
-        dir.display()
-    ));
     env.run(&["kb", "sync", "team"]).success();
     // As a first sync stopped before its indexes were made leaves the base.
     pg.psql(&db, "DROP INDEX ai_kb_team.chunks_words");
@@ -1413,15 +1389,7 @@ fn the_index_build_raises_the_servers_memory_for_it_but_never_lowers_it() {
 /// A base on the test server, synced, whose passages' table another session holds in a mode
 /// that a VACUUM waits for (until the [`postgres::Held`] is dropped).
 fn a_base_with_its_passages_held() -> Option<(&'static Pg, String, Env, postgres::Held)> {
-    let pg = postgres::shared()?;
-    let db = pg.database();
-    let url = pg.url(&db);
-    let env = Env::new();
-    let dir = notes(&env);
-    env.write_config(&format!(
-        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
-        dir.display()
-    ));
+    let (pg, db, env) = team_on_server()?;
     env.run(&["kb", "sync", "team"]).success();
     let tidying = pg.hold(
         &db,
@@ -1448,4 +1416,19 @@ fn a_thousand_passages_more(env: &Env) {
             format!("# Bulk {n}\n\n{body}"),
         );
     }
+}
+
+/// Base `team` of the team notes, on a database of its own of the test server, in the config
+/// (not synced yet).
+fn team_on_server() -> Option<(&'static Pg, String, Env)> {
+    let pg = postgres::shared()?;
+    let db = pg.database();
+    let url = pg.url(&db);
+    let env = Env::new();
+    let dir = notes(&env);
+    env.write_config(&format!(
+        r#"{{"kb":{{"bases":{{"team":{{"path":"{}","store":"{url}"}}}}}}}}"#,
+        dir.display()
+    ));
+    Some((pg, db, env))
 }

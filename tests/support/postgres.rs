@@ -147,12 +147,7 @@ impl TlsFront {
     /// A TLS front for `pg`; skipped (or failed under `AI_REQUIRE_POSTGRES=1`) without the
     /// openssl command that makes its certificates.
     pub fn start(pg: &Pg) -> Option<TlsFront> {
-        if Command::new("openssl")
-            .arg("version")
-            .stdout(Stdio::null())
-            .status()
-            .is_err()
-        {
+        if !has_openssl() {
             return skip("the TLS test needs the openssl command: apt-get install openssl");
         }
         let dir = tempfile::Builder::new()
@@ -325,12 +320,7 @@ impl Pg {
                 "the TLS server test needs a PostgreSQL built with OpenSSL: apt-get install postgresql",
             );
         };
-        if Command::new("openssl")
-            .arg("version")
-            .stdout(Stdio::null())
-            .status()
-            .is_err()
-        {
+        if !has_openssl() {
             return skip("the TLS test needs the openssl command: apt-get install openssl");
         }
         let dir = tempfile::Builder::new()
@@ -741,4 +731,13 @@ pub fn team_notes(env: &super::Env) -> PathBuf {
         "# Brewing tea\n\nGreen tea wants water below boiling; see [[Apple pie recipe]].\n",
     );
     env.project.join("notes")
+}
+
+/// Whether the openssl command (which makes the TLS tests' certificates) is there.
+fn has_openssl() -> bool {
+    Command::new("openssl")
+        .arg("version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok()
 }
